@@ -1,0 +1,122 @@
+"The workbench command end to end: a smoke run, evaluation, listing, and every bad input."
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from conftest import TINY, workbench, last_json
+from workbench.checkpoint import load_checkpoint
+
+
+def test_train_then_eval_smoke(runs_dir):
+    r = workbench("train", "--env", "gym:CartPole-v1", "--total-steps", 256, *TINY, "--eval-every", 4,
+                  "--eval-episodes", 2, "--runs-dir", runs_dir, "--name", "smoke", "--json")
+    assert r.returncode == 0, r.stderr
+    s = last_json(r.stdout)
+    for key in ("run_dir", "global_step", "sps", "mean_return", "best_checkpoint"):
+        assert key in s
+    assert s["global_step"] == 256 and s["sps"] > 0
+    run_dir = Path(s["run_dir"])
+    assert run_dir.parent == runs_dir and run_dir.name.startswith("smoke-")
+    assert json.loads((run_dir / "config.json").read_text())["ppo"]["total_timesteps"] == 256
+    assert (runs_dir / "workbench.db").exists()
+    e = workbench("eval", s["best_checkpoint"], "--episodes", 5, "--json")
+    assert e.returncode == 0, e.stderr
+    result = last_json(e.stdout)
+    assert result["episodes"] == 5 and "std_return" in result and result["stochastic"]["episodes"] == 5
+    assert result["greedy"] is True and result["stochastic"]["greedy"] is False
+
+
+def test_config_file_and_flag_precedence(runs_dir, tmp_path):
+    cfg = tmp_path / "c.toml"
+    cfg.write_text('[ppo]\nlearning_rate = 0.0007\nent_coef = 0.02\n[env]\nnum_envs = 4\n')
+    r = workbench("train", "--config", cfg, "--ent-coef", "0.05", "--total-steps", 64, "--num-steps", 16,
+                  "--num-minibatches", 2, "--update-epochs", 1, "--eval-every", 0, "--quiet", "--device", "cpu",
+                  "--runs-dir", runs_dir, "--json")
+    assert r.returncode == 0, r.stderr
+    saved = json.loads((Path(last_json(r.stdout)["run_dir"]) / "config.json").read_text())
+    assert saved["ppo"]["learning_rate"] == 0.0007     # from the file
+    assert saved["ppo"]["ent_coef"] == 0.05            # the flag wins
+    assert saved["env"]["num_envs"] == 4
+
+
+@pytest.mark.parametrize("policy,env", [("lstm", "gym:CartPole-v1"), ("transformer", "gym:CartPole-v1"),
+                                        ("mlp", "gym:Pendulum-v1"), ("mlp", "puffer:cartpole")])
+def test_policies_and_envs_train(runs_dir, policy, env):
+    r = workbench("train", "--env", env, "--policy", policy, "--total-steps", 64, *TINY, "--runs-dir", runs_dir, "--json")
+    assert r.returncode == 0, r.stderr
+    assert last_json(r.stdout)["global_step"] == 64
+
+
+def test_envs_lists_sources():
+    r = workbench("envs", "--json")
+    assert r.returncode == 0, r.stderr
+    listing = last_json(r.stdout)
+    assert "puffer:cartpole" in listing["puffer"] and "gym:CartPole-v1" in listing["gym"]
+    text = workbench("envs")
+    assert "PufferLib Ocean envs" in text.stdout and "gym:Pendulum-v1" in text.stdout
+
+
+def _corrupt(tmp_path):
+    p = tmp_path / "corrupt.pt"; p.write_bytes(b"\x00garbage" * 10); return p
+
+
+def _other_spaces_checkpoint(tmp_path):
+    "A real checkpoint trained on Pendulum (continuous), to resume or evaluate against CartPole."
+    runs = tmp_path / "other"
+    r = workbench("train", "--env", "gym:Pendulum-v1", "--total-steps", 32, *TINY, "--runs-dir", runs, "--json")
+    assert r.returncode == 0, r.stderr
+    return last_json(r.stdout)["last_checkpoint"]
+
+
+BAD_TRAIN = [
+    (["--env", "gym:NoSuchEnv-v0"], "unknown env 'gym:NoSuchEnv-v0'"),
+    (["--env", "puffer:nosuch"], "unknown env 'puffer:nosuch'"),
+    (["--env", "atari:pong"], "unknown env source 'atari'"),
+    (["--learning-rate", "-3e-4"], "learning_rate must be positive"),
+    (["--learning-rate", "0"], "learning_rate must be positive"),
+    (["--learning-rate", "fast"], "config key 'learning_rate' expects float, got 'fast'"),
+    (["--num-envs", "2.5"], "config key 'num_envs' expects int"),
+    (["--num-envs", "3", "--num-steps", "5", "--num-minibatches", "4"], "is not divisible by num_minibatches 4"),
+    (["--policy", "cnn"], "config key 'policy' must be one of"),
+    (["--no-such-flag", "1"], "unrecognized arguments: --no-such-flag"),
+]
+
+
+@pytest.mark.parametrize("argv,message", BAD_TRAIN, ids=[m for _, m in BAD_TRAIN])
+def test_bad_train_input(runs_dir, argv, message):
+    r = workbench("train", *argv, "--runs-dir", runs_dir)
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], r.stderr
+    assert "Traceback" not in r.stderr
+    assert not runs_dir.exists(), "bad input must create nothing"
+
+
+def test_bad_config_files(runs_dir, tmp_path):
+    unknown = tmp_path / "u.yaml"; unknown.write_text("learning_rat: 0.1\n")
+    badtype = tmp_path / "t.toml"; badtype.write_text("[ppo]\ngamma = 'high'\n")
+    broken = tmp_path / "b.toml"; broken.write_text("[ppo\n")
+    for path, message in [(unknown, "unknown config (from"), (badtype, "config key 'gamma' expects float, got 'high'"),
+                          (broken, "cannot parse config file"), (tmp_path / "none.toml", "config file not found")]:
+        r = workbench("train", "--config", path, "--runs-dir", runs_dir)
+        assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and message in r.stderr, r.stderr
+    assert not runs_dir.exists()
+
+
+def test_bad_checkpoints(runs_dir, tmp_path):
+    other = _other_spaces_checkpoint(tmp_path)
+    cases = [(["train", "--resume", tmp_path / "missing.pt"], "checkpoint not found"),
+             (["train", "--resume", _corrupt(tmp_path)], "is corrupt or not a workbench checkpoint"),
+             (["train", "--resume", other, "--env", "gym:CartPole-v1"], "do not match env"),
+             (["eval", tmp_path / "missing.pt"], "checkpoint not found"),
+             (["eval", _corrupt(tmp_path)], "is corrupt"),
+             (["eval", other, "--env", "gym:CartPole-v1"], "was trained on spaces"),
+             (["eval", other, "--episodes", "0"], "--episodes must be at least 1")]
+    for argv, message in cases:
+        r = workbench(*argv, *(["--runs-dir", runs_dir] if argv[0] == "train" else []))
+        assert r.returncode == 2, (argv, r.stderr)
+        lines = r.stderr.strip().splitlines()
+        assert len(lines) == 1 and message in lines[0], (argv, r.stderr)
+    assert not runs_dir.exists()

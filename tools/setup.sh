@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Set up .venv with everything Workbench needs. Idempotent: a second run with nothing
+# changed returns in well under a second.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PYTHON=${PYTHON:-python3.11}
+VENV=.venv
+STAMP=$VENV/.workbench-setup
+CONSTRAINTS=tools/constraints.txt
+want=$(cat pyproject.toml tools/setup.sh tools/build_pufferlib.py "$CONSTRAINTS" | sha256sum | cut -d' ' -f1)
+
+if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$want" ] && [ -x "$VENV/bin/workbench" ]; then
+  exit 0
+fi
+
+say() { echo "[setup] $*" >&2; }
+[ -x "$VENV/bin/python" ] || { say "creating $VENV"; "$PYTHON" -m venv "$VENV"; }
+pip=("$VENV/bin/python" -m pip install --quiet --constraint "$CONSTRAINTS")
+
+say "installing torch (CPU) and build tools"
+"${pip[@]}" torch==2.13.0 numpy==1.26.4 Cython wheel "setuptools>=64"
+
+if ! "$VENV/bin/python" -c 'import importlib.metadata as m, pufferlib, pufferlib.vector, sys; sys.exit(m.version("pufferlib") != "3.0.0")' 2>/dev/null; then
+  say "installing pufferlib 3.0.0 (plain pip install first)"
+  # No build isolation: an isolated build env would pull a multi-GB CUDA torch.
+  if ! "${pip[@]}" --no-build-isolation pufferlib==3.0.0 >/tmp/workbench-pufferlib-plain.log 2>&1; then
+    say "plain install failed ($(grep -m1 -oE "[A-Za-z]*Error: .{0,80}" /tmp/workbench-pufferlib-plain.log || echo "see /tmp/workbench-pufferlib-plain.log")); building from the PyPI sdist"
+    "$VENV/bin/python" tools/build_pufferlib.py --constraint "$CONSTRAINTS"
+  fi
+fi
+
+say "installing workbench and its dependencies"
+"${pip[@]}" --no-build-isolation -e ".[dev]"
+
+echo "$want" > "$STAMP"
+say "done: $("$VENV/bin/python" -c 'import torch, pufferlib; print("torch", torch.__version__, "pufferlib", pufferlib.__version__)')"

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# All tests: the notebooks (nbdev_test) and tests/ (pytest). Exit 0 only if both pass and
+# pytest ran at least one test.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+bash tools/setup.sh || exit 1
+source .venv/bin/activate
+export PYTHONUNBUFFERED=1
+
+echo "== nbdev_test (notebooks)"
+nbdev_test --n_workers 2 --do_print || { echo "nbdev_test failed"; exit 1; }
+
+echo "== pytest (tests/)"
+pytest "$@"
+rc=$?
+if [ $rc -eq 5 ]; then echo "pytest collected no tests: failing, so an empty run is not mistaken for a pass"; exit 1; fi
+exit $rc
