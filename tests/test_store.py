@@ -1,0 +1,34 @@
+"The run store under several writer processes at once."
+import multiprocessing as mp
+import time
+
+import pytest
+
+from workbench.store import RunStore
+
+pytestmark = pytest.mark.multiproc
+
+
+def writer(runs_dir, index, updates):
+    store = RunStore(runs_dir)
+    run_id = store.create_run(f"writer{index}", {"index": index})
+    for step in range(updates):
+        store.log_metrics(run_id, step, {"loss": float(step), "charts/episodic_return": index + step / 10})
+        store.log_event(run_id, step, "control", {"action": "set", "i": index})
+    store.update_run(run_id, status="finished", global_step=updates)
+    store.close()
+
+
+def test_concurrent_writers(tmp_path):
+    procs = [mp.get_context("spawn").Process(target=writer, args=(tmp_path, i, 200)) for i in range(4)]
+    for p in procs: p.start()
+    for p in procs: p.join(120)
+    assert all(p.exitcode == 0 for p in procs)
+    store = RunStore(tmp_path)
+    runs = store.runs()
+    assert len(runs) == 4 and all(r["status"] == "finished" for r in runs)
+    for r in runs:
+        assert len(store.metrics(r["id"], "loss")) == 200
+        assert [m["step"] for m in store.metrics(r["id"], "loss")] == list(range(200))
+        assert len(store.events(r["id"], "control")) == 200
+    assert store.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
