@@ -41,10 +41,11 @@ def test_config_file_and_flag_precedence(runs_dir, tmp_path):
     assert saved["env"]["num_envs"] == 4
 
 
-@pytest.mark.parametrize("policy,env", [("lstm", "gym:CartPole-v1"), ("transformer", "gym:CartPole-v1"),
-                                        ("mlp", "gym:Pendulum-v1"), ("mlp", "puffer:cartpole")])
-def test_policies_and_envs_train(runs_dir, policy, env):
-    r = workbench("train", "--env", env, "--policy", policy, "--total-steps", 64, *TINY, "--runs-dir", runs_dir, "--json")
+@pytest.mark.parametrize("policy,env,extra", [("lstm", "gym:CartPole-v1", []), ("transformer", "gym:CartPole-v1", []),
+                                              ("mlp", "gym:Pendulum-v1", ["--obs-norm"]), ("mlp", "puffer:cartpole", []),
+                                              ("mlp", "gym:CartPole-v1", ["--bf16"])])
+def test_policies_and_envs_train(runs_dir, policy, env, extra):
+    r = workbench("train", "--env", env, "--policy", policy, "--total-steps", 64, *TINY, *extra, "--runs-dir", runs_dir, "--json")
     assert r.returncode == 0, r.stderr
     assert last_json(r.stdout)["global_step"] == 64
 
