@@ -121,3 +121,14 @@ def test_bad_checkpoints(runs_dir, tmp_path):
         lines = r.stderr.strip().splitlines()
         assert len(lines) == 1 and message in lines[0], (argv, r.stderr)
     assert not runs_dir.exists()
+
+
+def test_wandb_sink_offline(runs_dir, tmp_path):
+    import os
+    env = {**os.environ, "WANDB_MODE": "offline", "WANDB_SILENT": "true", "WANDB_DIR": str(tmp_path)}
+    env.pop("WANDB_API_KEY", None)
+    r = workbench("train", "--total-steps", 64, *TINY, "--wandb", "--runs-dir", runs_dir, "--json", env=env)
+    assert r.returncode == 0, r.stderr
+    run_dir = Path(last_json(r.stdout)["run_dir"])
+    offline = list(run_dir.glob("wandb/offline-run-*/run-*.wandb"))
+    assert offline and offline[0].stat().st_size > 0
