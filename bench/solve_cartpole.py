@@ -13,18 +13,19 @@ so the trainers never share a process (PufferLib's pufferl module changes signal
 handling when imported) and never compete for the 2 cores.
 
     python bench/solve_cartpole.py            # 3 seeds x 3 trainers, a few minutes
-    python bench/solve_cartpole.py --quick    # 1 seed, smaller budgets
+    python bench/solve_cartpole.py --quick    # 1 seed, 60 s budgets: a smoke test
 """
-import argparse, json, os, platform, statistics, subprocess, sys, tempfile, time
+import argparse, json, os, shutil, statistics, tempfile, time
 
 import numpy as np
+
+from benchutil import print_result, run_worker, wait_for_quiet, versions, puffer_default_train_config
 
 ENV_ID = "CartPole-v1"
 THRESHOLD = 475.0          # CartPole-v1's reward threshold
 EVAL_EVERY = 2_560         # env steps between evaluations (10 updates of 8 envs x 32 steps)
 CHECK_EPISODES = 10        # quick greedy check ...
 CONFIRM_EPISODES = 100     # ... confirmed on 100 fresh episodes
-RESULT_TAG = "BENCH_RESULT "  # the worker's last stdout line: this tag + a JSON dict
 
 
 # ----------------------------------------------------------------------------------------------
@@ -92,7 +93,7 @@ class SolveClock:
 # ----------------------------------------------------------------------------------------------
 # (a) workbench's PPOTrainer, default hyperparameters
 # ----------------------------------------------------------------------------------------------
-def run_ours(seed: int, budget_steps: int, budget_seconds: float) -> dict:
+def run_ours(seed: int, budget_steps: int, budget_seconds: float, overrides: dict) -> dict:
     import torch
     from workbench.trainer import TrainConfig, PPOTrainer
 
@@ -107,8 +108,9 @@ def run_ours(seed: int, budget_steps: int, budget_seconds: float) -> dict:
 
     # Only env / device / evaluation / budget settings; every PPO and network setting is the default.
     # total_timesteps is the budget, and (as in every run of ours) the length of the LR annealing.
+    # --ours-set KEY=VALUE overrides (for exploring settings; the reported runs use none).
     cfg = TrainConfig.from_dict({"env": f"gym:{ENV_ID}", "device": "cpu", "seed": seed, "total_timesteps": budget_steps,
-                                 "eval_every": 1, "checkpoint_every": 0})
+                                 "eval_every": 1, "checkpoint_every": 0, **overrides})
     trainer = BenchTrainer(cfg)          # no run_dir: writes no files
     clock.start()
     trainer.fit()
@@ -122,18 +124,6 @@ def run_ours(seed: int, budget_steps: int, budget_seconds: float) -> dict:
 # ----------------------------------------------------------------------------------------------
 # (b) PufferLib 3.0's PuffeRL on gymnasium CartPole-v1 (GymnasiumPufferEnv, Serial backend)
 # ----------------------------------------------------------------------------------------------
-def puffer_default_train_config() -> dict:
-    """PuffeRL's [train] defaults, read from pufferlib/config/default.ini (as its CLI does, minus argparse)."""
-    import ast, configparser, pufferlib
-    parser = configparser.ConfigParser()
-    parser.read(os.path.join(os.path.dirname(pufferlib.__file__), "config", "default.ini"))
-    cfg = {}
-    for key, value in parser["train"].items():
-        try: cfg[key] = ast.literal_eval(value)
-        except (ValueError, SyntaxError): cfg[key] = value.strip()
-    return cfg
-
-
 def make_gym_cartpole(buf=None, seed=0):
     import gymnasium, pufferlib.emulation
     return pufferlib.emulation.GymnasiumPufferEnv(env_creator=gymnasium.make, env_args=[ENV_ID], buf=buf, seed=seed)
@@ -176,6 +166,7 @@ def run_puffer(seed: int, budget_steps: int, budget_seconds: float, num_envs: in
         trainer.train()
         if clock.check(trainer.global_step, act): break
     trainer.vecenv.close(); trainer.utilization.stop()
+    shutil.rmtree(config["data_dir"], ignore_errors=True)   # its final checkpoint
     return clock.result("pufferlib", batch=config["batch_size"], settings=
                         f"Serial {num_envs} envs x bptt_horizon {horizon}, minibatch {minibatch} "
                         f"({config['update_epochs'] * config['batch_size'] // minibatch} minibatches per update), "
@@ -227,37 +218,27 @@ def run_sb3(seed: int, budget_steps: int, budget_seconds: float) -> dict:
 # ----------------------------------------------------------------------------------------------
 # Driver: one subprocess per (trainer, seed), run one after another, then the table
 # ----------------------------------------------------------------------------------------------
+WORKER_ARGS = ("ours_set", "ours_steps", "puffer_steps", "sb3_steps", "budget_seconds", "puffer_envs", "puffer_horizon", "puffer_minibatch")
+
+
 def worker(args):
     name, seed = args.worker, args.seed
-    if name == "workbench": result = run_ours(seed, args.ours_steps, args.budget_seconds)
+    if name == "workbench": result = run_ours(seed, args.ours_steps, args.budget_seconds, json.loads(args.ours_set))
     elif name == "pufferlib": result = run_puffer(seed, args.puffer_steps, args.budget_seconds,
                                                   args.puffer_envs, args.puffer_horizon, args.puffer_minibatch)
-    elif name == "sb3": result = run_sb3(seed, args.sb3_steps, args.budget_seconds)
-    else: raise SystemExit(f"unknown trainer {name}")
-    sys.stdout.flush()
-    print(RESULT_TAG + json.dumps(result), flush=True)
-    os._exit(0)   # skip interpreter teardown (PuffeRL leaves a monitoring thread running)
+    else: result = run_sb3(seed, args.sb3_steps, args.budget_seconds)
+    print_result(result)
 
 
-def run_worker(name: str, seed: int, args) -> dict:
-    cmd = [sys.executable, os.path.abspath(__file__), "--worker", name, "--seed", str(seed)]
-    for k in ("ours_steps", "puffer_steps", "sb3_steps", "budget_seconds", "puffer_envs", "puffer_horizon", "puffer_minibatch"):
-        cmd += [f"--{k.replace('_', '-')}", str(getattr(args, k))]
-    env = dict(os.environ, PYTHONWARNINGS="ignore")
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
-    lines = [l for l in proc.stdout.splitlines() if l.startswith(RESULT_TAG)]
-    if proc.returncode or not lines:
-        print(proc.stdout[-3000:], proc.stderr[-3000:], sep="\n", file=sys.stderr)
-        return {"trainer": name, "seed": seed, "solved": False, "steps": None, "seconds": None, "sps": None,
-                "error": f"worker exited with {proc.returncode}"}
-    return json.loads(lines[-1][len(RESULT_TAG):])
-
-
-def versions() -> dict:
-    import importlib.metadata as md
-    v = {p: md.version(p) for p in ("torch", "pufferlib", "stable-baselines3", "gymnasium", "numpy")}
-    v.update(python=platform.python_version(), cpus=os.cpu_count(), machine=platform.processor() or platform.machine())
-    return v
+def run_one(name: str, seed: int, args) -> dict:
+    "Wait for a quiet machine, then run one trainer on one seed in a fresh process."
+    busy = wait_for_quiet(args.max_busy, args.max_wait)
+    argv = ["--worker", name, "--seed", seed]
+    for k in WORKER_ARGS: argv += [f"--{k.replace('_', '-')}", getattr(args, k)]
+    result = {"trainer": name, "seed": seed, "solved": False, "steps": None, "seconds": None, "sps": None}
+    result.update(run_worker(__file__, argv))
+    result["busy_before"] = busy
+    return result
 
 
 def fmt(x, spec):
@@ -268,13 +249,18 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     p.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
     p.add_argument("--trainers", nargs="+", default=["workbench", "pufferlib", "sb3"], choices=["workbench", "pufferlib", "sb3"])
-    p.add_argument("--ours-steps", type=int, default=300_000, help="workbench step budget (= its total_timesteps)")
+    p.add_argument("--ours-steps", type=int, default=150_000,
+                   help="workbench step budget (= its total_timesteps; 150K is our default run length)")
+    p.add_argument("--ours-set", default="{}", help='JSON dict of workbench config overrides, e.g. \'{"num_minibatches": 2}\'')
     p.add_argument("--puffer-steps", type=int, default=1_000_000, help="PuffeRL step budget (= its total_timesteps)")
-    p.add_argument("--sb3-steps", type=int, default=1_000_000, help="SB3 step budget (= learn(total_timesteps))")
+    p.add_argument("--sb3-steps", type=int, default=100_000,
+                   help="SB3 step budget (= learn(total_timesteps); 100K is rl-zoo's n_timesteps for CartPole-v1)")
     p.add_argument("--budget-seconds", type=float, default=180.0, help="training-seconds budget, every trainer")
     p.add_argument("--puffer-envs", type=int, default=16)
     p.add_argument("--puffer-horizon", type=int, default=32)
     p.add_argument("--puffer-minibatch", type=int, default=128)
+    p.add_argument("--max-busy", type=float, default=0.15, help="before each run, wait until other processes use less than this fraction of the cores ...")
+    p.add_argument("--max-wait", type=float, default=30.0, help="... but wait at most this many seconds")
     p.add_argument("--quick", action="store_true", help="one seed, 60 s budgets: a smoke test")
     p.add_argument("--json", help="also write all results (with evaluation histories) to this file")
     p.add_argument("--worker", help=argparse.SUPPRESS)
@@ -283,17 +269,18 @@ def main():
     if args.worker: return worker(args)
     if args.quick: args.seeds, args.budget_seconds = args.seeds[:1], 60.0
 
-    info = versions()
+    info = versions("torch", "pufferlib", "stable-baselines3", "gymnasium", "numpy")
     print(f"# time to solve {ENV_ID} (greedy 100-episode mean >= {THRESHOLD:.0f}; checks every {EVAL_EVERY} steps; "
           f"evaluation time excluded)")
     print("# " + ", ".join(f"{k} {v}" for k, v in info.items()) + "; torch threads 1 in every trainer")
     results, t_all = [], time.perf_counter()
     for seed in args.seeds:                 # interleave trainers so machine noise spreads over all of them
         for name in args.trainers:
-            r = run_worker(name, seed, args)
+            r = run_one(name, seed, args)
             results.append(r)
             print(f"  {name:<10} seed {seed}: " + (f"solved at {r['steps']} steps, {r['seconds']:.1f} s"
-                  if r["solved"] else "not solved" + (f" ({r['error']})" if "error" in r else "")), flush=True)
+                  if r["solved"] else "not solved" + (f" ({r['error']})" if "error" in r else ""))
+                  + f"  [other load before: {100 * r['busy_before']:.0f}% of the cores]", flush=True)
 
     print(f"\n{'trainer':<10} {'seed':>4} {'solved steps':>12} {'seconds':>8} {'SPS':>7}")
     for r in results:

@@ -1,0 +1,63 @@
+"""Helpers shared by the benchmark scripts: worker subprocesses, a busy-machine check, PuffeRL's defaults."""
+import ast, configparser, importlib.metadata, json, os, platform, subprocess, sys, time
+
+RESULT_TAG = "BENCH_RESULT "   # a worker's result line on stdout: this tag + a JSON dict
+
+
+def print_result(result: dict):
+    "End a worker: print its result line and exit at once (PuffeRL leaves a monitoring thread running)."
+    sys.stdout.flush()
+    print(RESULT_TAG + json.dumps(result), flush=True)
+    os._exit(0)
+
+
+def run_worker(script: str, argv: list) -> dict:
+    "Run `python script argv...` in a fresh process; return the dict it printed (or an 'error' entry)."
+    cmd = [sys.executable, os.path.abspath(script), *map(str, argv)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, PYTHONWARNINGS="ignore"))
+    lines = [l for l in proc.stdout.splitlines() if l.startswith(RESULT_TAG)]
+    if proc.returncode or not lines:
+        print(proc.stdout[-3000:], proc.stderr[-3000:], sep="\n", file=sys.stderr)
+        return {"error": f"worker exited with {proc.returncode}"}
+    return json.loads(lines[-1][len(RESULT_TAG):])
+
+
+def _cpu_times():
+    with open("/proc/stat") as f: fields = [float(x) for x in f.readline().split()[1:]]
+    idle = fields[3] + fields[4]          # idle + iowait
+    return sum(fields), idle
+
+
+def cpu_busy(seconds: float = 1.0) -> float:
+    "Fraction of all cores busy over the next `seconds` (we sleep meanwhile, so it is other processes)."
+    total0, idle0 = _cpu_times(); time.sleep(seconds); total1, idle1 = _cpu_times()
+    return 1.0 - (idle1 - idle0) / max(total1 - total0, 1e-9)
+
+
+def wait_for_quiet(max_busy: float, max_wait: float) -> float:
+    """The machine is shared: before a timed run, wait (up to `max_wait` s) until other processes use less
+    than `max_busy` of the cores. Returns the last busy fraction seen (recorded with each result)."""
+    deadline = time.time() + max_wait
+    busy = cpu_busy()
+    while busy > max_busy and time.time() < deadline:
+        busy = cpu_busy(2.0)
+    return busy
+
+
+def versions(*packages) -> dict:
+    v = {p: importlib.metadata.version(p) for p in packages}
+    v.update(python=platform.python_version(), cpus=os.cpu_count())
+    return v
+
+
+def puffer_default_train_config() -> dict:
+    """PuffeRL's [train] defaults, read from pufferlib/config/default.ini the way its CLI reads them
+    (its `load_config` also parses sys.argv, so we do not call it)."""
+    import pufferlib
+    parser = configparser.ConfigParser()
+    parser.read(os.path.join(os.path.dirname(pufferlib.__file__), "config", "default.ini"))
+    cfg = {}
+    for key, value in parser["train"].items():
+        try: cfg[key] = ast.literal_eval(value)
+        except (ValueError, SyntaxError): cfg[key] = value.strip()
+    return cfg
