@@ -14,4 +14,4 @@ export: setup  ## notebooks -> workbench/, and clean the notebooks
 	.venv/bin/nbdev_export && .venv/bin/nbdev_clean
 
 bench: setup
-	.venv/bin/python bench/solve_cartpole.py && .venv/bin/python bench/sps_puffer_cartpole.py
+	.venv/bin/python bench/solve_cartpole.py && .venv/bin/python bench/sps_puffer_cartpole.py && .venv/bin/python bench/dashboard_overhead.py

@@ -10,6 +10,17 @@ STAMP=$VENV/.workbench-setup
 CONSTRAINTS=tools/constraints.txt
 want=$(cat pyproject.toml tools/setup.sh tools/build_pufferlib.py "$CONSTRAINTS" | sha256sum | cut -d' ' -f1)
 
+# The browser tests drive Debian's chromium (Playwright's own browser download is not reachable here).
+if [ ! -x /usr/bin/chromium ]; then
+  if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+    echo "[setup] installing Debian's chromium for the browser tests" >&2
+    { apt-get install -y chromium || { apt-get update && apt-get install -y chromium; }; } >/tmp/workbench-apt.log 2>&1 \
+      || echo "[setup] could not install chromium (see /tmp/workbench-apt.log): the browser tests will fail" >&2
+  else
+    echo "[setup] /usr/bin/chromium is missing: install it (sudo apt-get install -y chromium) for the browser tests" >&2
+  fi
+fi
+
 if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$want" ] && [ -x "$VENV/bin/workbench" ]; then
   exit 0
 fi
