@@ -14,6 +14,10 @@ The goal: dashboard / session >= 0.95.
 
     python bench/dashboard_overhead.py               # 3 rounds of 60K steps: about 3 minutes
     python bench/dashboard_overhead.py --quick       # 1 round of 30K steps
+
+The dashboard worker also prints (stderr) the CPU seconds the browser and this process used while training.
+WB_PERIOD_MS and WB_CHART_S set the dashboard's poll period and chart redraw period for that worker
+(defaults 500 ms and 2 s, as in the app), e.g. `WB_CHART_S=1 python bench/dashboard_overhead.py --worker dashboard`.
 """
 import argparse, json, os, socket, statistics, sys, tempfile, threading, time
 
