@@ -1,0 +1,95 @@
+"""What a notebook job costs over a plain script, and what a second process buys, on the same training.
+
+Part 1, overhead: the same work (train nbs/experiments/train.ipynb's default CartPole setup for --steps steps,
+then a greedy evaluation of --episodes episodes) run two ways, each timed from process start to exit:
+
+  * script: `python bench/job_overhead.py --worker script` does what the notebook's cells do, in one process;
+  * job:    `workbench run nbs/experiments/train.ipynb -p total_timesteps ... --quiet`: papermill's kernel, the
+            executed notebook, its charts and the HTML report included.
+
+The goal: job - script under 10 seconds.
+
+Part 2, throughput: `workbench run ... --processes 1 --cpu` against `--processes 2 --cpu` (two processes
+training as one DDP job over gloo), each doing --steps steps in total; SPS is the trainer's own, from the job's
+result.
+
+    python bench/job_overhead.py                 # 2 rounds of 50K steps: about 5 minutes
+    python bench/job_overhead.py --quick         # 1 round of 20K steps
+"""
+import argparse, json, os, statistics, subprocess, sys, tempfile, time
+from pathlib import Path
+
+from benchutil import print_result, wait_for_quiet, versions
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOK = ROOT / "nbs" / "experiments" / "train.ipynb"
+WORKBENCH = Path(sys.executable).parent / "workbench"
+
+
+def script_worker(steps: int, episodes: int, runs_dir: str):
+    "The notebook's work as a plain script: train and record the run, then evaluate greedily."
+    from workbench.trainer import TrainConfig
+    from workbench.jobs import train_run
+    from workbench.judge import evaluate_policy
+    cfg = TrainConfig.from_dict({"env": "gym:CartPole-v1", "total_timesteps": steps, "device": "cpu", "runs_dir": runs_dir})
+    summary, run_id, trainer = train_run(cfg, quiet=True)
+    score = evaluate_policy(trainer.policy, cfg.env.env, episodes=episodes)
+    print_result({"sps": summary["sps"], "mean_return": score["mean_return"]})
+
+
+def timed(cmd: list, cwd: str) -> tuple[float, subprocess.CompletedProcess]:
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    if proc.returncode:
+        sys.exit(f"job_overhead: {' '.join(map(str, cmd[:3]))} failed ({proc.returncode}):\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
+    return wall, proc
+
+
+def run_job(steps: int, episodes: int, cwd: str, processes: int = 1) -> tuple[float, dict]:
+    wall, proc = timed([WORKBENCH, "run", NOTEBOOK, "-p", "total_timesteps", str(steps), "-p", "eval_episodes", str(episodes),
+                        "-p", "device", "cpu", "--processes", str(processes), "--cpu", "--quiet", "--json",
+                        "--out", "reports", "--runs-dir", "runs"], cwd)
+    return wall, json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--steps", type=int, default=50_000)
+    ap.add_argument("--episodes", type=int, default=100)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--worker", choices=["script"])
+    ap.add_argument("--runs-dir", default="runs")
+    args = ap.parse_args()
+    if args.quick: args.rounds, args.steps = 1, 20_000
+    if args.worker: return script_worker(args.steps, args.episodes, args.runs_dir)
+
+    busy = wait_for_quiet(0.15, 60)
+    walls = {"script": [], "job": []}
+    sps = {1: [], 2: []}
+    with tempfile.TemporaryDirectory() as cwd:
+        for r in range(args.rounds):
+            w, proc = timed([sys.executable, Path(__file__).resolve(), "--worker", "script", "--steps", args.steps,
+                             "--episodes", args.episodes, "--runs-dir", "runs"], cwd)
+            walls["script"].append(w)
+            w, job = run_job(args.steps, args.episodes, cwd)
+            walls["job"].append(w); sps[1].append(job["result"]["sps"])
+            print(f"round {r + 1}: script {walls['script'][-1]:.1f} s, job {w:.1f} s "
+                  f"(overhead {w - walls['script'][-1]:.1f} s; job's own duration {job['duration']:.1f} s)", flush=True)
+            w2, job2 = run_job(args.steps, args.episodes, cwd, processes=2)
+            sps[2].append(job2["result"]["sps"])
+            print(f"round {r + 1}: 1 process {sps[1][-1]:,} steps/s, 2 processes {sps[2][-1]:,} steps/s "
+                  f"(wall {w:.1f} s vs {w2:.1f} s)", flush=True)
+    med = {k: statistics.median(v) for k, v in walls.items()}
+    print(f"\nmedian wall over {args.rounds} round(s) of {args.steps:,} steps + {args.episodes} eval episodes "
+          f"(machine busy {busy:.0%} before the start):")
+    print(f"  script {med['script']:.1f} s, workbench run {med['job']:.1f} s: overhead {med['job'] - med['script']:.1f} s (goal < 10 s)")
+    s1, s2 = statistics.median(sps[1]), statistics.median(sps[2])
+    print(f"  training SPS: 1 process {s1:,.0f}, 2 processes {s2:,.0f}: ratio {s2 / s1:.2f}")
+    print(json.dumps({"wall_s": walls, "sps": sps, "steps": args.steps, "episodes": args.episodes, "rounds": args.rounds,
+                      "versions": versions("torch", "papermill", "nbconvert", "accelerate")}))
+
+
+if __name__ == "__main__":
+    main()
