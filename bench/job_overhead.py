@@ -39,7 +39,7 @@ def script_worker(steps: int, episodes: int, runs_dir: str):
 
 def timed(cmd: list, cwd: str) -> tuple[float, subprocess.CompletedProcess]:
     t0 = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+    proc = subprocess.run(list(map(str, cmd)), cwd=cwd, capture_output=True, text=True)
     wall = time.perf_counter() - t0
     if proc.returncode:
         sys.exit(f"job_overhead: {' '.join(map(str, cmd[:3]))} failed ({proc.returncode}):\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
