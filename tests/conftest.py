@@ -1,4 +1,4 @@
-import json, os, subprocess, sys, time
+import contextlib, json, os, subprocess, sys, time
 from pathlib import Path
 
 import pytest
@@ -37,3 +37,23 @@ def last_json(stdout: str) -> dict:
 @pytest.fixture
 def runs_dir(tmp_path):
     return tmp_path / "runs"
+
+
+CHROMIUM = "/usr/bin/chromium"
+
+
+@contextlib.contextmanager
+def offline_page(path):
+    "Open a local HTML file in headless Chromium with the network unavailable; yields (page, the URLs it requested)."
+    if not os.path.exists(CHROMIUM): pytest.skip(f"{CHROMIUM} not found (tools/setup.sh installs it)")
+    from playwright.sync_api import sync_playwright
+    requests = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--headless", "--no-sandbox", "--disable-gpu"])
+        try:
+            page = browser.new_context(offline=True).new_page()
+            page.on("request", lambda request: requests.append(request.url))
+            page.goto(Path(path).resolve().as_uri())
+            yield page, requests
+        finally:
+            browser.close()

@@ -5,11 +5,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from conftest import ROOT, WORKBENCH, workbench
+from conftest import ROOT, WORKBENCH, offline_page, workbench
 from workbench.store import RunStore
 
 TRAIN = ROOT / "nbs" / "experiments" / "train.ipynb"
-CHROMIUM = "/usr/bin/chromium"
 SMALL = ["-p", "total_timesteps", "4096", "-p", "eval_episodes", "5", "-p", "eval_every", "8", "-p", "device", "cpu"]
 
 
@@ -120,17 +119,8 @@ def test_two_process_job_trains_as_one(tmp_path):
 
 
 def test_report_renders_offline_in_chromium(train_job):
-    if not os.path.exists(CHROMIUM): pytest.skip(f"{CHROMIUM} not found (tools/setup.sh installs it)")
-    from playwright.sync_api import sync_playwright
     tmp, record, _, _ = train_job
-    page_path = (tmp / record["report"]).resolve()
-    requests = []
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--headless", "--no-sandbox", "--disable-gpu"])
-        context = browser.new_context(offline=True)
-        page = context.new_page()
-        page.on("request", lambda request: requests.append(request.url))
-        page.goto(page_path.as_uri())
+    with offline_page(tmp / record["report"]) as (page, requests):
         page.locator(".js-plotly-plot .main-svg").first.wait_for(timeout=30_000)
         assert page.locator(".js-plotly-plot .scatterlayer .trace").count() >= 3
         # Code cells collapse: one by one, and all at once.
@@ -139,7 +129,6 @@ def test_report_renders_offline_in_chromium(train_job):
         assert not first.locator(".jp-Cell-inputWrapper").is_visible()
         page.locator("#wb-toggle-all").click()
         assert page.locator(".jp-CodeCell .jp-Cell-inputWrapper:visible").count() == 0
-        browser.close()
     assert not [u for u in requests if not u.startswith(("file:", "data:"))], requests
 
 
@@ -151,4 +140,4 @@ def test_report_command_rebuilds(train_job):
     assert r.returncode == 0, r.stderr
     assert (job_dir / "index.html").exists() and (tmp / "reports" / "index.html").exists()
     r = workbench("report", "no-such-job", "--out", "reports", cwd=tmp)
-    assert r.returncode == 2 and "no job no-such-job" in r.stderr
+    assert r.returncode == 2 and "no job or batch no-such-job" in r.stderr

@@ -12,7 +12,7 @@ from typing import Optional, get_type_hints
 
 # %% auto #0
 __all__ = ['ALIASES', 'Parser', 'fail', 'add_config_flags', 'build_config', 'cmd_train', 'load_policy', 'cmd_eval', 'cmd_envs',
-           'cmd_serve', 'collect_parameters', 'cmd_run', 'cmd_report', 'make_parser', 'main']
+           'cmd_serve', 'collect_parameters', 'cmd_run', 'cmd_batch', 'cmd_report', 'make_parser', 'main']
 
 # %% ../nbs/09_cli.ipynb #8426bc6a
 class Parser(argparse.ArgumentParser):
@@ -189,21 +189,50 @@ def cmd_run(args) -> int:
         if record.get("report"): print(f"report: {record['report']}")
     return 0 if record["status"] == "finished" else 1
 
+def cmd_batch(args) -> int:
+    "Run a grid of jobs (or the unfinished jobs of an earlier batch); exit 0 if every job finished."
+    from workbench.batch import plan_batch, find_batch, run_batch
+    from workbench.core import atomic_write_text
+    fixed = collect_parameters(args.notebook, args.parameter, args.file)
+    if args.max_parallel < 1: return fail(f"--max-parallel must be at least 1, got {args.max_parallel}")
+    plan = plan_batch(args.notebook, args.grid or [], fixed, runs_dir=args.runs_dir, processes=args.processes, cpu=args.cpu)
+    if args.ray:
+        try: import ray  # noqa: F401
+        except ImportError: return fail("--ray needs the ray package (pip install 'workbench[ray]')")
+    if args.resume:
+        batch_dir = find_batch(args.out, args.resume, args.notebook, plan["grid"], plan["fixed"])
+    else:
+        batch_dir = Path(args.out) / plan["id"]
+        batch_dir.mkdir(parents=True)
+        atomic_write_text(batch_dir / "batch.json", json.dumps(plan, indent=2))
+    announce = (lambda m: None) if args.quiet else (lambda m: print(m, flush=True))
+    batch = run_batch(batch_dir, args.max_parallel, args.ray, announce)
+    if args.json: print(json.dumps({k: batch[k] for k in ("id", "status", "finished", "ran")} | {"report": str(batch_dir / "index.html")}))
+    else:
+        print(f"batch {batch['id']} {batch['status']}: {batch['finished']} of {len(batch['jobs'])} jobs finished")
+        print(f"report: {batch_dir / 'index.html'}")
+    return 0 if batch["status"] == "finished" else 130 if batch["status"] == "interrupted" else 1
+
 def cmd_report(args) -> int:
-    "Rebuild job reports (all in the folder, or the named ones) and the index."
-    from workbench.report import build_report, build_index
+    "Rebuild job and batch reports (all in the folder, or the named ones) and the index."
+    from workbench.report import build_report, build_index, build_batch_report
     root = Path(args.out)
     if not root.is_dir(): return fail(f"no reports folder {root}")
     dirs = [root / j for j in args.jobs] if args.jobs else sorted(p.parent for p in root.glob("**/job.json"))
     for d in dirs:
-        if not (d / "job.json").exists(): return fail(f"no job {d.name} in {root}")
+        if not (d / "job.json").exists() and not (d / "batch.json").exists(): return fail(f"no job or batch {d.name} in {root}")
+    batches = [d for d in dirs if (d / "batch.json").exists()] if args.jobs else sorted(p.parent for p in root.glob("*/batch.json"))
+    if args.jobs:   # a named batch rebuilds its jobs' reports too
+        dirs = [j for d in dirs for j in ([d] if (d / "job.json").exists() else sorted(p.parent for p in d.glob("jobs/*/job.json")))]
     built = [build_report(d) for d in dirs if (d / "notebook.ipynb").exists()]
+    for b in batches: build_batch_report(b)
     index = build_index(root)
-    print(f"rebuilt {len(built)} report(s) and {index}")
+    print(f"rebuilt {len(built)} report(s), {len(batches)} batch report(s) and {index}")
     return 0
 
 # %% ../nbs/09_cli.ipynb #737c0060
-def make_parser() -> Parser:
+def make_parser(argv: Optional[list[str]] = None) -> Parser:
+    "The parser; the train command's many config flags (they need the trainer, and torch) only when `argv` asks for train."
     p = Parser(prog="workbench", description="Train, evaluate and inspect reinforcement-learning agents.")
     sub = p.add_subparsers(dest="command", required=True, parser_class=Parser)
     t = sub.add_parser("train", help="train a PPO agent", description="Train (or resume) a PPO agent.")
@@ -211,7 +240,9 @@ def make_parser() -> Parser:
     t.add_argument("--resume", metavar="RUN_DIR_OR_CHECKPOINT", help="continue a run from its newest checkpoint (or this one)")
     t.add_argument("--json", action="store_true", help="print the summary as one JSON line")
     t.add_argument("--quiet", action="store_true", help="no progress bar")
-    add_config_flags(t)
+    args = sys.argv[1:] if argv is None else argv
+    command = next((a for a in args if not a.startswith("-")), None)
+    if command in (None, "train"): add_config_flags(t)
     t.set_defaults(func=cmd_train)
     e = sub.add_parser("eval", help="evaluate a checkpoint", description="Evaluate a checkpoint on fresh episodes.")
     e.add_argument("checkpoint", help="checkpoint file or run folder")
@@ -243,15 +274,33 @@ def make_parser() -> Parser:
     r.add_argument("--quiet", action="store_true", help="do not stream the notebook's output")
     r.add_argument("--json", action="store_true", help="print the job's record as one JSON line")
     r.set_defaults(func=cmd_run)
+    b = sub.add_parser("batch", help="run a grid of notebook jobs and compare them",
+                       description="Run the cross product of --grid values as separate jobs of NOTEBOOK, K at a time, into "
+                                   "<out>/<batch>/, then write the comparison report <out>/<batch>/index.html.")
+    b.add_argument("notebook", help="the notebook (its cell tagged 'parameters' declares what --grid and -p may set)")
+    b.add_argument("--grid", action="append", metavar="NAME=V1,V2", help="values of one parameter (repeatable; the jobs are the cross product)")
+    b.add_argument("-p", "--parameter", nargs=2, action="append", metavar=("NAME", "VALUE"), help="a value shared by every job (repeatable)")
+    b.add_argument("-f", "--file", action="append", metavar="PARAMS_YAML", help="shared values from a YAML file (-p wins)")
+    b.add_argument("--max-parallel", type=int, default=1, help="jobs running at once (default: 1)")
+    b.add_argument("--resume", nargs="?", const="latest", metavar="BATCH",
+                   help="run only the unfinished jobs of an earlier batch: this notebook and grid's latest, or the batch named")
+    b.add_argument("--ray", metavar="ADDRESS", help="run the jobs as tasks on this Ray cluster (e.g. 127.0.0.1:6379 or auto)")
+    b.add_argument("--processes", type=int, default=1, help="processes of each job (accelerate launch; default: 1)")
+    b.add_argument("--cpu", action="store_true", help="train on CPU even where a GPU is present")
+    b.add_argument("--out", default="reports", help="reports folder (default: reports)")
+    b.add_argument("--runs-dir", default="runs", help="run store folder (default: runs)")
+    b.add_argument("--quiet", action="store_true", help="print only the summary")
+    b.add_argument("--json", action="store_true", help="print the summary as one JSON line")
+    b.set_defaults(func=cmd_batch)
     o = sub.add_parser("report", help="rebuild reports and their index", description="Rebuild job reports and reports/index.html.")
-    o.add_argument("jobs", nargs="*", help="job ids to rebuild (default: all)")
+    o.add_argument("jobs", nargs="*", help="job or batch ids to rebuild (default: all)")
     o.add_argument("--out", default="reports", help="reports folder (default: reports)")
     o.set_defaults(func=cmd_report)
     return p
 
 def main(argv: Optional[list[str]] = None) -> int:
     "Entry point of the `workbench` command."
-    args = make_parser().parse_args(argv)
+    args = make_parser(argv).parse_args(argv)
     try: code = args.func(args)
     except WorkbenchError as e: code = fail(str(e))
     if int(os.environ.get("WORLD_SIZE", "1")) > 1:

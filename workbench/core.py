@@ -19,8 +19,11 @@ warnings.filterwarnings("ignore", message="IProgress not found")   # tqdm.auto i
 with contextlib.redirect_stderr(io.StringIO()):
     try: import gym  # noqa: F401
     except ImportError: pass
-import numpy as np
-import torch
+# jsonschema (under nbformat, so under every notebook read, papermill and nbconvert) imports the optional
+# `rfc3987_syntax` when it is installed (JupyterLab's server pulls it in) to check "iri" strings, and building
+# its grammar takes about 1.7 s at import. Notebooks never use that format: leave it out of our processes.
+if "rfc3987_syntax" not in sys.modules: sys.modules["rfc3987_syntax"] = None
+import numpy as np   # torch is imported where it is used, so that commands which do not train start fast
 
 # %% auto #0
 __all__ = ['WorkbenchError', 'ConfigError', 'EnvError', 'CheckpointError', 'coerce_value', 'config_from_dict', 'config_fields',
@@ -155,6 +158,7 @@ def load_config_file(path: Union[str, Path]) -> dict:
 # %% ../nbs/00_core.ipynb #b61c97c8
 def seed_everything(seed: int) -> None:
     "Seed Python's `random`, numpy's global generator and torch (CPU and CUDA)."
+    import torch
     random.seed(seed); np.random.seed(seed % 2**32); torch.manual_seed(seed)
 
 def process_rank() -> int:
@@ -167,6 +171,7 @@ def is_main_process() -> bool:
 
 def resolve_device(device: str = "auto") -> str:
     "'auto' -> 'cuda' when a GPU is present, else 'cpu'; asking for CUDA without one is an error."
+    import torch
     if device == "auto": return "cuda" if torch.cuda.is_available() else "cpu"
     if device == "cuda" and not torch.cuda.is_available():
         raise ConfigError("device 'cuda' requested but torch sees no CUDA GPU (use --device cpu or auto)")

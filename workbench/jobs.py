@@ -5,7 +5,7 @@
 # %% ../nbs/07_jobs.ipynb #6ba45984
 from __future__ import annotations
 from .core import WorkbenchError, atomic_write_text, host_name, process_rank  # first: quiets dependency notices
-import ast, json, os, re, shutil, socket, subprocess, sys, time, typing
+import ast, contextlib, json, os, re, shutil, signal, socket, subprocess, sys, threading, time, typing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional, Union
@@ -221,10 +221,23 @@ def prepare_job(notebook: Union[str, Path], values: dict, runs_dir: Union[str, P
     if "runs_dir" in declared and "runs_dir" not in values: values["runs_dir"] = str(runs_dir)
     return declared, values
 
+@contextlib.contextmanager
+def _stops_deferred():
+    """SIGINT and SIGTERM that arrive in the block take effect when it ends. (Swapping the handlers, not
+    masking the signals: a signal sent to the process may be taken by any thread.)"""
+    if threading.current_thread() is not threading.main_thread(): yield; return
+    got = []
+    old = {s: signal.signal(s, lambda signum, frame: got.append(signum)) for s in (signal.SIGINT, signal.SIGTERM)}
+    try: yield
+    finally:
+        for s, handler in old.items(): signal.signal(s, handler)
+        for s in got: signal.raise_signal(s)
+
 def run_job(notebook: Union[str, Path], values: Optional[dict] = None, out: Union[str, Path] = "reports",
             runs_dir: Union[str, Path] = "runs", processes: int = 1, cpu: bool = False, job_id: Optional[str] = None,
-            batch_id: Optional[str] = None, stream: bool = True, report: bool = True) -> dict:
-    "Check, record, execute and report one notebook job; returns the job's record (its `status` says how it ended)."
+            batch_id: Optional[str] = None, stream: bool = True, report: bool = True, index: bool = True) -> dict:
+    """Check, record, execute and report one notebook job; returns the job's record (its `status` says how it ended:
+    finished, failed, or interrupted by SIGINT/SIGTERM). `index` rebuilds `<out>/index.html` (a batch builds its own)."""
     notebook = Path(notebook)
     if processes < 1: raise JobError(f"--processes must be at least 1, got {processes}")
     _, values = prepare_job(notebook, dict(values or {}), runs_dir)
@@ -255,21 +268,24 @@ def run_job(notebook: Union[str, Path], values: Optional[dict] = None, out: Unio
             failure = json.loads(error_file.read_text()) if error_file.exists() else None
             if code != 0 and failure is None: failure = {"error": f"accelerate launch exited with status {code}", "cell": None}
     except KeyboardInterrupt:
-        failure = {"error": "interrupted", "cell": None}
-    if tmp.exists(): os.replace(tmp, job_dir / "notebook.ipynb")
-    ended = time.time()
-    result_file = job_dir / "result.json"
-    result = json.loads(result_file.read_text()) if result_file.exists() else None
-    record.update(status="failed" if failure else "finished", ended_at=ended, duration=round(ended - started, 2),
-                  error=failure, result=result)
-    record["report"] = str(job_dir / "index.html") if report and (job_dir / "notebook.ipynb").exists() else None
-    atomic_write_text(job_dir / "job.json", json.dumps(record, indent=2))
-    if record["report"]:
-        from workbench.report import build_report, build_index
-        build_report(job_dir, record); build_index(out)
-    report_path = record["report"]
-    store.update_job(job_id, status=record["status"], ended_at=ended, duration=record["duration"], report_path=report_path,
-                     error=failure["error"] if failure else None, result=result)
+        failure = {"error": "interrupted", "cell": None, "interrupted": True}
+    with _stops_deferred():   # a stop arriving now takes effect once the job is recorded
+        if tmp.exists(): os.replace(tmp, job_dir / "notebook.ipynb")
+        ended = time.time()
+        result_file = job_dir / "result.json"
+        result = json.loads(result_file.read_text()) if result_file.exists() else None
+        status = "interrupted" if failure and failure.get("interrupted") else "failed" if failure else "finished"
+        record.update(status=status, ended_at=ended, duration=round(ended - started, 2), error=failure, result=result)
+        record["report"] = str(job_dir / "index.html") if report and (job_dir / "notebook.ipynb").exists() else None
+        if record["report"]:
+            from workbench.report import build_report
+            build_report(job_dir, record)
+        store.update_job(job_id, status=record["status"], ended_at=ended, duration=record["duration"],
+                         report_path=record["report"], error=failure["error"] if failure else None, result=result)
+        atomic_write_text(job_dir / "job.json", json.dumps(record, indent=2))   # last: a finished job.json means all is there
+        if record["report"] and index:
+            from workbench.report import build_index
+            build_index(out)
     store.close()
     return record
 

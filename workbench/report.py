@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Optional, Union
 
 # %% auto #0
-__all__ = ['report_head', 'build_report', 'sortable_table', 'build_index']
+__all__ = ['CURVES', 'report_head', 'build_report', 'sortable_table', 'build_index', 'build_batch_report']
 
 # %% ../nbs/08_report.ipynb #c6346a33
 _TEMPLATE = r"""{%- extends 'lab/index.html.j2' -%}
@@ -157,14 +157,32 @@ def sortable_table(columns: list, rows: list[list], values: Optional[list[list]]
         body.append("<tr>" + "".join(cells) + "</tr>")
     return f"<table class='wb-sortable'><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
+def _score_keys(results) -> list[str]:
+    "The numeric result names, in the order the jobs recorded them."
+    return list(dict.fromkeys(k for r in results for k, v in (r or {}).items()
+                              if isinstance(v, (int, float)) and not isinstance(v, bool)))
+
+def _batches_table(reports_dir: Path) -> str:
+    batches = []
+    for f in reports_dir.glob("*/batch.json"):
+        try: batches.append(json.loads(f.read_text()))
+        except (OSError, json.JSONDecodeError): continue
+    if not batches: return ""
+    batches.sort(key=lambda b: b.get("created_at") or 0, reverse=True)
+    rows = [[f"<a href='{html.escape(b['id'])}/index.html'>{html.escape(b['id'])}</a>",
+             f"<span class='{html.escape(str(b.get('status')))}'>{html.escape(str(b.get('status')))}</span>",
+             html.escape(Path(b.get("notebook", "")).name), html.escape(_when(b.get("created_at"))),
+             f"{b.get('finished', 0)}/{len(b.get('jobs', []))}",
+             html.escape("; ".join(f"{k}={','.join(map(str, v))}" for k, v in b.get("grid", {}).items()))] for b in batches]
+    return f"<h2>Batches</h2>{sortable_table(['batch', 'status', 'notebook', 'created', 'finished', 'grid'], rows)}"
+
 def build_index(reports_dir: Union[str, Path] = "reports") -> Path:
     "Write `<reports_dir>/index.html`: every report in the folder, sortable."
     reports_dir = Path(reports_dir)
     jobs = _jobs_in(reports_dir)
     names = sorted({k for j in jobs for k in (j.get("parameters") or {})})
     varying = [k for k in names if len({json.dumps((j.get("parameters") or {}).get(k)) for j in jobs}) > 1] or names[:6]
-    scores = sorted({k for j in jobs for k, v in (j.get("result") or {}).items()
-                     if isinstance(v, (int, float)) and not isinstance(v, bool)})
+    scores = _score_keys(j.get("result") for j in jobs)
     rows, keys = [], []
     for j in jobs:
         p, r = j.get("parameters") or {}, j.get("result") or {}
@@ -177,5 +195,102 @@ def build_index(reports_dir: Union[str, Path] = "reports") -> Path:
         keys.append([None, None, None, j.get("started_at"), None, *[None] * len(varying), *[None] * len(scores)])
     table = sortable_table(["job", "status", "notebook", "started", "seconds", *varying, *scores], rows, keys)
     page = (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>Workbench reports</title>{_PAGE_CSS}</head><body>"
-            f"<h1>Reports</h1><p>{len(jobs)} job(s) in this folder; click a column to sort.</p>{table}{_SORT_JS}</body></html>")
+            f"<h1>Reports</h1>{_batches_table(reports_dir)}"
+            f"<h2>Jobs</h2><p>{len(jobs)} job(s) in this folder; click a column to sort.</p>{table}{_SORT_JS}</body></html>")
     return atomic_write_text(reports_dir / "index.html", page)
+
+# %% ../nbs/08_report.ipynb #6ef1bc4d
+CURVES = (("charts/episodic_return", "Episode return (training)"), ("eval/mean_return", "Greedy evaluation"))
+
+def _numbers(d: dict) -> dict:
+    return {k: v for k, v in (d or {}).items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+
+def _curves_figure(batch: dict, states: dict):
+    "Overlaid learning curves of the batch's finished jobs, from the run store; None when there are none."
+    from workbench.store import RunStore
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+    runs = Path(batch.get("runs_dir") or "runs")
+    if not (runs / RunStore.FILENAME).exists(): return None
+    store = RunStore(runs)
+    try:
+        fig = make_subplots(rows=1, cols=len(CURVES), subplot_titles=[t for _, t in CURVES])
+        palette = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"]
+        n = 0
+        for i, job in enumerate(batch["jobs"]):
+            run_id = (states[job["id"]].get("result") or {}).get("run_id")
+            if not run_id: continue
+            name = " ".join(f"{k}={v}" for k, v in job["point"].items())
+            for col, (key, _) in enumerate(CURVES, 1):
+                rows = store.metrics(run_id, key)
+                if not rows: continue
+                fig.add_trace(go.Scatter(x=[r["step"] for r in rows], y=[r["value"] for r in rows], name=name, legendgroup=name,
+                                         showlegend=col == 1, mode="lines" if col == 1 else "lines+markers",
+                                         line={"color": palette[i % len(palette)]}), 1, col)
+                n += 1
+    finally: store.close()
+    if not n: return None
+    fig.update_layout(height=420, template="plotly_white", legend={"orientation": "h", "y": -0.2})
+    fig.update_xaxes(title_text="step")
+    return fig
+
+def _seed_table(batch: dict, states: dict) -> str:
+    "Mean and standard deviation of each score over seeds, per setting of the other grid values."
+    import statistics
+    others = [k for k in batch["grid"] if k != "seed"]
+    if "seed" not in batch["grid"] or not others: return ""
+    groups = {}
+    for job in batch["jobs"]:
+        st = states[job["id"]]
+        if st.get("status") != "finished": continue
+        groups.setdefault(tuple(json.dumps(job["point"][k]) for k in others), []).append(_numbers(st.get("result")))
+    every = [r for g in groups.values() for r in g]
+    scores = [k for k in _score_keys(every) if len({r.get(k) for r in every}) > 1]   # not those equal in every job
+    rows, keys = [], []
+    for setting, results in groups.items():
+        cells, sort = [html.escape(v) for v in setting] + [str(len(results))], [None] * len(setting) + [len(results)]
+        for k in scores:
+            xs = [r[k] for r in results if k in r]
+            m = statistics.fmean(xs) if xs else None
+            sd = statistics.stdev(xs) if len(xs) > 1 else 0.0
+            cells.append(f"{m:.4g} ± {sd:.2g}" if xs else ""); sort.append(m)
+        rows.append(cells); keys.append(sort)
+    return "<h2>Over seeds</h2>" + sortable_table([*others, "seeds", *scores], rows, keys)
+
+def build_batch_report(batch_dir: Union[str, Path]) -> Path:
+    "Write `<batch_dir>/index.html`: the batch's jobs side by side, with their final scores and overlaid learning curves."
+    batch_dir = Path(batch_dir)
+    if not (batch_dir / "batch.json").exists(): raise WorkbenchError(f"no batch.json in {batch_dir}")
+    batch = json.loads((batch_dir / "batch.json").read_text())
+    states = {}
+    for job in batch["jobs"]:
+        f = batch_dir / "jobs" / job["id"] / "job.json"
+        try: states[job["id"]] = json.loads(f.read_text())
+        except (OSError, json.JSONDecodeError): states[job["id"]] = {"status": "pending"}
+    names = list(batch["grid"])
+    scores = _score_keys(s.get("result") for s in states.values())
+    rows, keys = [], []
+    for job in batch["jobs"]:
+        st, r = states[job["id"]], _numbers(states[job["id"]].get("result"))
+        status = html.escape(st.get("status", "?"))
+        link = f"jobs/{job['id']}/index.html"
+        ident = f"<a href='{link}'>{html.escape(job['id'])}</a>" if (batch_dir / link).exists() else html.escape(job["id"])
+        rows.append([ident, f"<span class='{status}'>{status}</span>", *[_value(job["point"][k]) for k in names],
+                     f"{st['duration']:.1f}" if st.get("duration") is not None else "-",
+                     *[f"{r[k]:.4g}" if k in r else "" for k in scores]])
+        keys.append([None, None, *[job["point"][k] if isinstance(job["point"][k], (int, float)) else None for k in names],
+                     None, *[r.get(k) for k in scores]])
+    table = sortable_table(["job", "status", *names, "seconds", *scores], rows, keys)
+    fig = _curves_figure(batch, states)
+    chart = fig.to_html(full_html=False, include_plotlyjs=True) if fig is not None else "<p><i>No learning curves (no finished job recorded a run_id in the run store).</i></p>"
+    counts = {s: sum(st.get("status") == s for st in states.values()) for s in ("finished", "failed", "interrupted", "running", "pending")}
+    info = {"notebook": batch["notebook"], "status": batch.get("status"), "jobs": len(batch["jobs"]),
+            **{k: v for k, v in counts.items() if v}, "max parallel": batch.get("max_parallel"), "ray": batch.get("ray"),
+            "started": _when(batch.get("started_at")), "ended": _when(batch.get("ended_at")),
+            "grid": batch["grid"], **{f"fixed: {k}": v for k, v in batch.get("fixed", {}).items()}}
+    page = (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(batch['id'])}</title>{_PAGE_CSS}</head><body>"
+            f"<h1>Batch {html.escape(batch['id'])}</h1><p><a href='../index.html'>all reports</a></p>"
+            f"{_table({k: v for k, v in info.items() if v is not None})}"
+            f"<h2>Final scores</h2><p>One row per parameter set; click a column to sort.</p>{table}"
+            f"{_seed_table(batch, states)}<h2>Learning curves</h2>{chart}{_SORT_JS}</body></html>")
+    return atomic_write_text(batch_dir / "index.html", page)

@@ -1,0 +1,158 @@
+"`workbench batch`: a grid of real papermill jobs, K at a time, killed with SIGKILL and resumed; on a local Ray cluster."
+import json, os, signal, socket, subprocess, sys, time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from conftest import ROOT, WORKBENCH, offline_page, wait_for, workbench
+from workbench.store import RunStore
+
+TRAIN = ROOT / "nbs" / "experiments" / "train.ipynb"
+SMALL = ["-p", "total_timesteps", "4096", "-p", "eval_episodes", "5", "-p", "eval_every", "8", "-p", "device", "cpu"]
+GRID = ["--grid", "seed=1,2", "--grid", "learning_rate=0.001,0.0025"]
+
+
+def states(batch_dir):
+    out = {}
+    for job in json.loads((batch_dir / "batch.json").read_text())["jobs"]:
+        f = batch_dir / "jobs" / job["id"] / "job.json"
+        out[job["id"]] = json.loads(f.read_text()) if f.exists() else {"status": "pending"}
+    return out
+
+
+def processes_of(tmp):
+    "Live processes that belong to jobs under `tmp` (job processes and their kernels carry WORKBENCH_JOB_DIR)."
+    found = []
+    for p in psutil.process_iter(["pid", "cmdline"]):
+        try:
+            if str(tmp) in " ".join(p.info["cmdline"] or []) or str(tmp) in p.environ().get("WORKBENCH_JOB_DIR", ""):
+                found.append(p)
+        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+            pass
+    return found
+
+
+def max_overlap(jobs):
+    "The most jobs that ran at the same time, from their start and end times."
+    events = sorted([(j["started_at"], 1) for j in jobs] + [(j["ended_at"], -1) for j in jobs])
+    now = most = 0
+    for _, d in events:
+        now += d; most = max(most, now)
+    return most
+
+
+def test_batch_killed_then_resumed(tmp_path):
+    cmd = [*WORKBENCH, "batch", str(TRAIN), *GRID, *SMALL, "--max-parallel", "2", "--out", "reports", "--runs-dir", "runs"]
+    proc = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    batch_dir = wait_for(lambda: next((tmp_path / "reports").glob("*/batch.json"), None), timeout=60, what="batch.json").parent
+    # Kill the batch (SIGKILL: no chance to clean up) once one job has finished and others are still to run.
+    wait_for(lambda: any(s["status"] == "finished" for s in states(batch_dir).values()), timeout=240, interval=0.2, what="a finished job")
+    proc.kill()
+    out = proc.communicate(timeout=30)[0]
+    # Its jobs die with it (PR_SET_PDEATHSIG), kernels included, and record themselves as interrupted.
+    wait_for(lambda: not processes_of(tmp_path), timeout=60, what="the batch's jobs and kernels to exit")
+    before = states(batch_dir)
+    finished = {k for k, s in before.items() if s["status"] == "finished"}
+    assert 1 <= len(finished) < 4, (before, out)
+    assert {s["status"] for k, s in before.items() if k not in finished} <= {"interrupted", "pending"}, before
+
+    # --resume runs only the unfinished jobs, and leaves the finished ones as they were.
+    r = workbench("batch", TRAIN, *GRID, *SMALL, "--max-parallel", "2", "--out", "reports", "--runs-dir", "runs",
+                  "--resume", "--json", cwd=tmp_path, timeout=400)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    summary = json.loads(r.stdout.strip().splitlines()[-1])
+    assert summary["status"] == "finished" and summary["finished"] == 4
+    assert set(summary["ran"]) == set(before) - finished
+    assert f"{len(finished)} of 4 jobs already finished" in r.stdout
+    after = states(batch_dir)
+    assert all(s["status"] == "finished" for s in after.values())
+    for k in finished:
+        assert after[k]["started_at"] == before[k]["started_at"], "a finished job ran again"
+
+    # At most 2 ran at once, and 2 did run at once.
+    assert max_overlap(list(after.values())) == 2
+    # The store: every job of the batch, finished, with its result and run.
+    store = RunStore(tmp_path / "runs")
+    rows = store.jobs(batch_id=summary["id"])
+    assert len(rows) == 4 and {j["status"] for j in rows} == {"finished"}
+    assert all(store.get_run(j["result"]["run_id"])["status"] == "finished" for j in rows)
+    # The comparison report: one row per parameter set with its final score, the curves overlaid, offline.
+    page = (batch_dir / "index.html").read_text()
+    for job_id, s in after.items():
+        assert f"jobs/{job_id}/index.html" in page and f"{s['result']['mean_return']:.4g}" in page
+    assert page.count("seed=1 learning_rate=0.001") >= 1 and "Over seeds" in page and "plotly.js v" in page
+    assert '<script src="http' not in page
+    index = (tmp_path / "reports" / "index.html").read_text()
+    assert f"{summary['id']}/index.html" in index and "4/4" in index
+
+
+def test_batch_report_renders_offline(tmp_path):
+    "A finished batch of 2, then its comparison report opened in Chromium with the network unavailable."
+    r = workbench("batch", TRAIN, "--grid", "learning_rate=0.001,0.0025", *SMALL, "--max-parallel", "2",
+                  "--out", "reports", "--runs-dir", "runs", "--json", cwd=tmp_path, timeout=300)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    report = Path(tmp_path / json.loads(r.stdout.strip().splitlines()[-1])["report"])
+    with offline_page(report) as (page, requests):
+        page.wait_for_selector(".js-plotly-plot svg.main-svg", timeout=30000)
+        assert page.locator(".js-plotly-plot .scatterlayer .trace").count() >= 2   # one curve per job, at least
+        page.locator("th", has_text="mean_return").first.click()
+        assert not [u for u in requests if not u.startswith(("file:", "data:", "blob:", "about:"))]
+
+
+def test_batch_bad_input(tmp_path):
+    for args, message in [(["--grid", "sed=1,2"], "unknown parameter 'sed' for train.ipynb"),
+                          (["--grid", "seed=1,two"], "parameter seed of train.ipynb must be int"),
+                          (["--grid", "seed"], "expected NAME=V1,V2"),
+                          ([], "a batch needs at least one --grid"),
+                          (["--grid", "seed=1,2", "-p", "seed", "3"], "seed is set both"),
+                          (["--grid", "seed=1,2", "--max-parallel", "0"], "--max-parallel must be at least 1"),
+                          (["--grid", "seed=1,2", "--resume"], "no earlier batch of train.ipynb with this grid")]:
+        r = workbench("batch", TRAIN, *args, "--out", "reports", "--runs-dir", "runs", cwd=tmp_path)
+        assert r.returncode == 2 and r.stdout == "", (args, r.stdout, r.stderr)
+        assert len(r.stderr.strip().splitlines()) == 1 and message in r.stderr, r.stderr
+    assert list(tmp_path.iterdir()) == [], "nothing may be created before the checks pass"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0)); return s.getsockname()[1]
+
+
+@pytest.fixture
+def ray_cluster(tmp_path):
+    "A local Ray cluster (head node, 2 CPUs) started for the test and stopped after it."
+    pytest.importorskip("ray")
+    ray_bin = Path(sys.executable).parent / "ray"
+    port = free_port()
+    env = {**os.environ, "RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
+    tmp = Path("/tmp") / f"ray-{os.getpid()}"     # Ray's socket paths must stay short
+    start = subprocess.run([str(ray_bin), "start", "--head", "--node-ip-address", "127.0.0.1", "--port", str(port),
+                            "--num-cpus", "2", "--include-dashboard", "false", "--disable-usage-stats", "--temp-dir", str(tmp)],
+                           env=env, capture_output=True, text=True, timeout=180)
+    assert start.returncode == 0, start.stdout[-2000:] + start.stderr[-2000:]
+    try:
+        yield f"127.0.0.1:{port}", env
+    finally:
+        subprocess.run([str(ray_bin), "stop", "--force"], env=env, capture_output=True, timeout=120)
+
+
+def test_batch_on_ray(tmp_path, ray_cluster):
+    address, env = ray_cluster
+    proc = subprocess.Popen([*WORKBENCH, "batch", str(TRAIN), "--grid", "seed=1,2", *SMALL, "--max-parallel", "2", "--ray", address,
+                             "--out", "reports", "--runs-dir", "runs", "--json"], cwd=tmp_path, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    # While it runs: the job processes are children of Ray's workers, not of the batch command.
+    def job_parents():
+        return [p.parent() for p in processes_of(tmp_path) if "workbench.batch" in " ".join(p.cmdline())]
+    parents = wait_for(job_parents, timeout=120, interval=0.2, what="a job process")
+    assert all(p.pid != proc.pid and "ray::" in " ".join(p.cmdline()) for p in parents), [p.cmdline() for p in parents]
+    out = proc.communicate(timeout=400)[0]
+    assert proc.returncode == 0, out[-3000:]
+    summary = json.loads(out.strip().splitlines()[-1])
+    assert summary["status"] == "finished" and summary["finished"] == 2
+    batch_dir = tmp_path / "reports" / summary["id"]
+    assert json.loads((batch_dir / "batch.json").read_text())["ray"] == address
+    jobs = states(batch_dir)
+    assert all(s["status"] == "finished" and s["result"]["global_step"] == 4096 for s in jobs.values())
+    assert len(RunStore(tmp_path / "runs").jobs(batch_id=summary["id"])) == 2
