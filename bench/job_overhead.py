@@ -13,8 +13,13 @@ Part 2, throughput: `workbench run ... --processes 1 --cpu` against `--processes
 training as one DDP job over gloo), each doing --steps steps in total; SPS is the trainer's own, from the job's
 result.
 
-    python bench/job_overhead.py                 # 2 rounds of 50K steps: about 5 minutes
+Part 3, batches: `workbench batch` of --batch-jobs jobs (seeds 1..N, --batch-steps steps each, 20 evaluation
+episodes) with --max-parallel 1 against --max-parallel 2: wall time of the whole batch, its comparison report
+included.
+
+    python bench/job_overhead.py                 # 2 rounds of 50K steps, then the batches: about 7 minutes
     python bench/job_overhead.py --quick         # 1 round of 20K steps
+    python bench/job_overhead.py --rounds 0      # only the batches
 """
 import argparse, json, os, statistics, subprocess, sys, tempfile, time
 from pathlib import Path
@@ -53,6 +58,14 @@ def run_job(steps: int, episodes: int, cwd: str, processes: int = 1) -> tuple[fl
     return wall, json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+def run_batch(jobs: int, steps: int, parallel: int, cwd: str) -> tuple[float, dict]:
+    seeds = ",".join(str(i) for i in range(1, jobs + 1))
+    wall, proc = timed([WORKBENCH, "batch", NOTEBOOK, "--grid", f"seed={seeds}", "-p", "total_timesteps", str(steps),
+                        "-p", "eval_episodes", "20", "-p", "device", "cpu", "--cpu", "--max-parallel", str(parallel),
+                        "--quiet", "--json", "--out", "reports", "--runs-dir", "runs"], cwd)
+    return wall, json.loads(proc.stdout.strip().splitlines()[-1])
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=2)
@@ -61,6 +74,8 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--worker", choices=["script"])
     ap.add_argument("--runs-dir", default="runs")
+    ap.add_argument("--batch-jobs", type=int, default=4, help="jobs in the batch of part 3 (0: skip it)")
+    ap.add_argument("--batch-steps", type=int, default=20_000)
     args = ap.parse_args()
     if args.quick: args.rounds, args.steps = 1, 20_000
     if args.worker: return script_worker(args.steps, args.episodes, args.runs_dir)
@@ -81,13 +96,23 @@ def main():
             sps[2].append(job2["result"]["sps"])
             print(f"round {r + 1}: 1 process {sps[1][-1]:,} steps/s, 2 processes {sps[2][-1]:,} steps/s "
                   f"(wall {w:.1f} s vs {w2:.1f} s)", flush=True)
-    med = {k: statistics.median(v) for k, v in walls.items()}
-    print(f"\nmedian wall over {args.rounds} round(s) of {args.steps:,} steps + {args.episodes} eval episodes "
-          f"(machine busy {busy:.0%} before the start):")
-    print(f"  script {med['script']:.1f} s, workbench run {med['job']:.1f} s: overhead {med['job'] - med['script']:.1f} s (goal < 10 s)")
-    s1, s2 = statistics.median(sps[1]), statistics.median(sps[2])
-    print(f"  training SPS: 1 process {s1:,.0f}, 2 processes {s2:,.0f}: ratio {s2 / s1:.2f}")
-    print(json.dumps({"wall_s": walls, "sps": sps, "steps": args.steps, "episodes": args.episodes, "rounds": args.rounds,
+        batch = {}
+        if args.batch_jobs:
+            for k in (1, 2):
+                batch[k], summary = run_batch(args.batch_jobs, args.batch_steps, k, cwd)
+                assert summary["finished"] == args.batch_jobs, summary
+                print(f"batch of {args.batch_jobs} x {args.batch_steps:,} steps, --max-parallel {k}: {batch[k]:.1f} s", flush=True)
+    print(f"\n(machine busy {busy:.0%} before the start)")
+    if args.rounds:
+        med = {k: statistics.median(v) for k, v in walls.items()}
+        print(f"median wall over {args.rounds} round(s) of {args.steps:,} steps + {args.episodes} eval episodes:")
+        print(f"  script {med['script']:.1f} s, workbench run {med['job']:.1f} s: overhead {med['job'] - med['script']:.1f} s (goal < 10 s)")
+        s1, s2 = statistics.median(sps[1]), statistics.median(sps[2])
+        print(f"  training SPS: 1 process {s1:,.0f}, 2 processes {s2:,.0f}: ratio {s2 / s1:.2f}")
+    if batch:
+        print(f"  batch of {args.batch_jobs} jobs: --max-parallel 1 {batch[1]:.1f} s, --max-parallel 2 {batch[2]:.1f} s: "
+              f"speed-up {batch[1] / batch[2]:.2f}")
+    print(json.dumps({"wall_s": walls, "sps": sps, "batch_wall_s": batch, "steps": args.steps, "episodes": args.episodes, "rounds": args.rounds,
                       "versions": versions("torch", "papermill", "nbconvert", "accelerate")}))
 
 

@@ -12,7 +12,8 @@ from typing import Optional, get_type_hints
 
 # %% auto #0
 __all__ = ['ALIASES', 'Parser', 'fail', 'add_config_flags', 'build_config', 'cmd_train', 'load_policy', 'cmd_eval', 'cmd_envs',
-           'cmd_serve', 'collect_parameters', 'cmd_run', 'cmd_batch', 'cmd_report', 'make_parser', 'main']
+           'cmd_serve', 'collect_parameters', 'cmd_run', 'cmd_batch', 'cmd_report', 'add_job_flags', 'make_parser',
+           'main']
 
 # %% ../nbs/09_cli.ipynb #8426bc6a
 class Parser(argparse.ArgumentParser):
@@ -231,6 +232,16 @@ def cmd_report(args) -> int:
     return 0
 
 # %% ../nbs/09_cli.ipynb #737c0060
+def add_job_flags(p: argparse.ArgumentParser, settable: str, each: str = "") -> None:
+    "The flags `run` and `batch` share: the notebook, its values, where the job runs and where it writes."
+    p.add_argument("notebook", help=f"the notebook (its cell tagged 'parameters' declares what {settable})")
+    p.add_argument("-p", "--parameter", nargs=2, action="append", metavar=("NAME", "VALUE"), help=f"set a parameter{each} (repeatable)")
+    p.add_argument("-f", "--file", action="append", metavar="PARAMS_YAML", help="parameters from a YAML file (-p wins)")
+    p.add_argument("--processes", type=int, default=1, help="processes that train as one data-parallel job (accelerate launch; default: 1)")
+    p.add_argument("--cpu", action="store_true", help="train on CPU even where a GPU is present")
+    p.add_argument("--out", default="reports", help="reports folder (default: reports)")
+    p.add_argument("--runs-dir", default="runs", help="run store folder (default: runs; passed to a runs_dir parameter)")
+
 def make_parser(argv: Optional[list[str]] = None) -> Parser:
     "The parser; the train command's many config flags (they need the trainer, and torch) only when `argv` asks for train."
     p = Parser(prog="workbench", description="Train, evaluate and inspect reinforcement-learning agents.")
@@ -264,31 +275,19 @@ def make_parser(argv: Optional[list[str]] = None) -> Parser:
     r = sub.add_parser("run", help="execute a notebook as a job and publish its report",
                        description="Execute a parameterised notebook with papermill (or N processes through accelerate "
                                    "launch) into <out>/<job>/notebook.ipynb, and build <out>/<job>/index.html.")
-    r.add_argument("notebook", help="the notebook (its cell tagged 'parameters' declares what -p may set)")
-    r.add_argument("-p", "--parameter", nargs=2, action="append", metavar=("NAME", "VALUE"), help="set a parameter (repeatable)")
-    r.add_argument("-f", "--file", action="append", metavar="PARAMS_YAML", help="parameters from a YAML file (-p wins)")
-    r.add_argument("--processes", type=int, default=1, help="processes of one data-parallel job (default: 1)")
-    r.add_argument("--cpu", action="store_true", help="train on CPU even where a GPU is present")
-    r.add_argument("--out", default="reports", help="reports folder (default: reports)")
-    r.add_argument("--runs-dir", default="runs", help="run store folder (default: runs; passed to a runs_dir parameter)")
+    add_job_flags(r, "-p may set")
     r.add_argument("--quiet", action="store_true", help="do not stream the notebook's output")
     r.add_argument("--json", action="store_true", help="print the job's record as one JSON line")
     r.set_defaults(func=cmd_run)
     b = sub.add_parser("batch", help="run a grid of notebook jobs and compare them",
                        description="Run the cross product of --grid values as separate jobs of NOTEBOOK, K at a time, into "
                                    "<out>/<batch>/, then write the comparison report <out>/<batch>/index.html.")
-    b.add_argument("notebook", help="the notebook (its cell tagged 'parameters' declares what --grid and -p may set)")
+    add_job_flags(b, "--grid and -p may set", " of every job")
     b.add_argument("--grid", action="append", metavar="NAME=V1,V2", help="values of one parameter (repeatable; the jobs are the cross product)")
-    b.add_argument("-p", "--parameter", nargs=2, action="append", metavar=("NAME", "VALUE"), help="a value shared by every job (repeatable)")
-    b.add_argument("-f", "--file", action="append", metavar="PARAMS_YAML", help="shared values from a YAML file (-p wins)")
     b.add_argument("--max-parallel", type=int, default=1, help="jobs running at once (default: 1)")
     b.add_argument("--resume", nargs="?", const="latest", metavar="BATCH",
                    help="run only the unfinished jobs of an earlier batch: this notebook and grid's latest, or the batch named")
     b.add_argument("--ray", metavar="ADDRESS", help="run the jobs as tasks on this Ray cluster (e.g. 127.0.0.1:6379 or auto)")
-    b.add_argument("--processes", type=int, default=1, help="processes of each job (accelerate launch; default: 1)")
-    b.add_argument("--cpu", action="store_true", help="train on CPU even where a GPU is present")
-    b.add_argument("--out", default="reports", help="reports folder (default: reports)")
-    b.add_argument("--runs-dir", default="runs", help="run store folder (default: runs)")
     b.add_argument("--quiet", action="store_true", help="print only the summary")
     b.add_argument("--json", action="store_true", help="print the summary as one JSON line")
     b.set_defaults(func=cmd_batch)
