@@ -142,8 +142,8 @@ def cmd_eval(args) -> int:
 # %% ../nbs/09_cli.ipynb #5a808522
 def cmd_envs(args) -> int:
     "List the env specs this install can build."
-    from workbench.env import puffer_env_names, gym_env_ids, ENV_REGISTRY
-    listing = {"native": {k: v.description for k, v in sorted(ENV_REGISTRY.items())},
+    from workbench.env import puffer_env_names, gym_env_ids, load_native_envs
+    listing = {"native": {k: v.description for k, v in sorted(load_native_envs().items())},
                "puffer": [f"puffer:{n}" for n in puffer_env_names()],
                "gym": [f"gym:{n}" for n in gym_env_ids()]}
     if args.json: print(json.dumps(listing)); return 0

@@ -24,9 +24,9 @@ _import_pufferlib()
 import pufferlib, pufferlib.emulation, pufferlib.vector
 
 # %% auto #0
-__all__ = ['ENV_REGISTRY', 'PUFFER_TIME_LIMITS', 'Backend', 'GymnasiumEnv', 'make_gymnasium', 'EnvEntry', 'register_env',
-           'puffer_env_names', 'gym_env_ids', 'resolve_env', 'TimeLimitFlags', 'EnvConfig', 'make_env',
-           'describe_space', 'describe_spaces']
+__all__ = ['ENV_REGISTRY', 'NATIVE_MODULES', 'PUFFER_TIME_LIMITS', 'Backend', 'GymnasiumEnv', 'make_gymnasium', 'EnvEntry',
+           'register_env', 'puffer_env_names', 'gym_env_ids', 'load_native_envs', 'resolve_env', 'TimeLimitFlags',
+           'EnvConfig', 'make_env', 'describe_space', 'describe_spaces']
 
 # %% ../nbs/01_env.ipynb #c0696bf1
 class GymnasiumEnv(pufferlib.emulation.GymnasiumPufferEnv):
@@ -86,6 +86,13 @@ def _unknown(kind: str, name: str, known: list[str]) -> EnvError:
     hint = f" (did you mean {', '.join(close)}?)" if close else " (run `workbench envs` to list them)"
     return EnvError(f"unknown env '{kind}{name}'{hint}")
 
+NATIVE_MODULES = ("workbench.trading",)   # modules that register native envs, imported on first use
+
+def load_native_envs() -> dict[str, EnvEntry]:
+    "Import the modules that register our native envs; returns the registry."
+    for m in NATIVE_MODULES: importlib.import_module(m)
+    return ENV_REGISTRY
+
 def resolve_env(spec: str) -> tuple[str, Callable, bool]:
     "Spec -> (kind, creator, vectorised natively): kind is 'puffer', 'gym' or 'native'."
     if not isinstance(spec, str) or not spec.strip(): raise EnvError(f"env spec must be a non-empty string, got {spec!r}")
@@ -99,6 +106,7 @@ def resolve_env(spec: str) -> tuple[str, Callable, bool]:
         if name not in gymnasium.envs.registry: raise _unknown("gym:", name, gym_env_ids())
         return kind, functools.partial(make_gymnasium, name), False
     if kind == "native":
+        if name not in ENV_REGISTRY: load_native_envs()
         if name not in ENV_REGISTRY: raise _unknown("", name, sorted(ENV_REGISTRY))
         return kind, ENV_REGISTRY[name].creator, True
     raise EnvError(f"unknown env source {kind!r} in spec {spec!r}: use puffer:<name>, gym:<id> or a native name")
