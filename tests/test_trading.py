@@ -150,9 +150,31 @@ def test_parquet_and_many_symbols(tmp_path):
     assert [b.symbol for b in load_bars(str(tmp_path / "two.parquet"), symbols=["SYN1"])] == ["SYN1"]
 
 
-def test_trains_from_the_cli(tmp_path):
-    r = workbench("train", "--env", "trading", "--policy", "lstm", "--total-steps", "4096", "--num-envs", "32",
-                  "--num-steps", "32", "--eval-every", "0", "--device", "cpu", "--quiet", "--json",
+def test_train_then_evaluate_on_held_out_years(tmp_path):
+    r = workbench("train", "--env", "trading?symbols=AAPL,IBM&cost_bps=2", "--policy", "lstm", "--total-steps", "4096",
+                  "--num-envs", "32", "--num-steps", "32", "--eval-every", "0", "--device", "cpu", "--quiet", "--json",
                   "--runs-dir", tmp_path / "runs")
     assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout.strip().splitlines()[-1])["global_step"] == 4096
+    summary = json.loads(r.stdout.strip().splitlines()[-1])
+    assert summary["global_step"] == 4096
+    r = workbench("eval", summary["run_dir"], "--split", "test", "--json")
+    assert r.returncode == 0, r.stderr
+    result = json.loads(r.stdout)
+    assert result["split"] == "test" and sorted(result["symbols"]) == ["AAPL", "IBM"]   # the run's own options
+    for sym in ("AAPL", "IBM"):
+        d = result["symbols"][sym]
+        assert d["first_day"] >= "2011-03-02" and d["last_day"] == "2013-03-01"       # the held-out years only
+        for key in ("total_return", "sharpe", "max_drawdown", "turnover", "hit_rate", "total_return_ci95", "sharpe_ci95"):
+            assert key in d["policy"], key
+        assert d["flat"]["total_return"] == 0 and d["buy_and_hold"]["turnover"] == pytest.approx(1 / d["buy_and_hold"]["days"])
+    assert set(result["overall"]) == {"policy", "buy_and_hold", "flat"}
+    r = workbench("eval", summary["run_dir"], "--split", "val")
+    assert r.returncode == 0 and "split val (2010-03-0" in r.stdout and "buy_and_hold" in r.stdout, r.stdout + r.stderr
+
+
+def test_bad_options_are_named(tmp_path):
+    r = workbench("train", "--env", "trading?cost=2", "--total-steps", "64", "--runs-dir", tmp_path / "runs")
+    assert r.returncode == 2 and "unknown option 'cost' for env trading" in r.stderr, r.stderr
+    r = workbench("train", "--env", "trading?split=later", "--total-steps", "64", "--runs-dir", tmp_path / "runs")
+    assert r.returncode == 2 and "split must be one of train, val, test" in r.stderr, r.stderr
+    assert not (tmp_path / "runs").exists()

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Optional, get_type_hints
 
 # %% auto #0
-__all__ = ['ALIASES', 'Parser', 'fail', 'add_config_flags', 'build_config', 'cmd_train', 'load_policy', 'cmd_eval', 'cmd_envs',
-           'cmd_serve', 'collect_parameters', 'cmd_run', 'cmd_batch', 'cmd_report', 'add_job_flags', 'make_parser',
-           'main']
+__all__ = ['ALIASES', 'Parser', 'fail', 'add_config_flags', 'build_config', 'cmd_train', 'load_policy', 'cmd_eval',
+           'eval_trading', 'cmd_envs', 'cmd_serve', 'collect_parameters', 'cmd_run', 'cmd_batch', 'cmd_report',
+           'add_job_flags', 'make_parser', 'main']
 
 # %% ../nbs/09_cli.ipynb #8426bc6a
 class Parser(argparse.ArgumentParser):
@@ -128,6 +128,9 @@ def cmd_eval(args) -> int:
     torch.set_num_threads(1)
     policy, cfg, spec, path = load_policy(args.checkpoint, args.env, device)
     seed_everything(args.seed)
+    from workbench.env import parse_spec
+    if parse_spec(spec)[0] == "trading": return eval_trading(args, policy, spec, path, device)
+    if args.split: return fail(f"--split applies to envs with dated splits (trading), not {spec!r}")
     greedy = evaluate_policy(policy, spec, args.episodes, greedy=True, seed=args.seed, device=device)
     stochastic = evaluate_policy(policy, spec, args.episodes, greedy=False, seed=args.seed + 1, device=device)
     strip = lambda r: {k: v for k, v in r.items() if k != "returns"}
@@ -137,6 +140,17 @@ def cmd_eval(args) -> int:
         for name, r in (("greedy", greedy), ("stochastic", stochastic)):
             print(f"{name:>10}: mean return {r['mean_return']:.1f} ± {r['std_return']:.1f} over {r['episodes']} episodes "
                   f"(95% CI {r['ci95'][0]:.1f} to {r['ci95'][1]:.1f}; min {r['min_return']:.1f}, max {r['max_return']:.1f})")
+    return 0
+
+def eval_trading(args, policy, spec: str, path, device: str) -> int:
+    "The trading evaluation of `workbench eval`: the split walked once per symbol, against buy-and-hold and flat."
+    from workbench.judge import evaluate_trading, trading_table
+    result = evaluate_trading(policy, spec, split=args.split or "test", device=device, seed=args.seed % 2**31)
+    result["checkpoint"] = str(path)
+    if args.json: print(json.dumps(result)); return 0
+    first = next(iter(result["symbols"].values()))
+    print(f"{spec}, split {result['split']} ({first['first_day']} to {first['last_day']}), greedy policy from {path}:")
+    print(trading_table(result))
     return 0
 
 # %% ../nbs/09_cli.ipynb #5a808522
@@ -261,6 +275,7 @@ def make_parser(argv: Optional[list[str]] = None) -> Parser:
     e.add_argument("--env", help="env spec (default: the one it was trained on)")
     e.add_argument("--seed", type=int, default=12345, help="evaluation seed (default: 12345)")
     e.add_argument("--device", default="cpu", help="auto, cpu or cuda (default: cpu)")
+    e.add_argument("--split", choices=["train", "val", "test"], help="trading: the dated split to walk (default: test)")
     e.add_argument("--json", action="store_true", help="print the result as one JSON line")
     e.set_defaults(func=cmd_eval)
     n = sub.add_parser("envs", help="list available envs")

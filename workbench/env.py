@@ -25,8 +25,8 @@ import pufferlib, pufferlib.emulation, pufferlib.vector
 
 # %% auto #0
 __all__ = ['ENV_REGISTRY', 'NATIVE_MODULES', 'PUFFER_TIME_LIMITS', 'Backend', 'GymnasiumEnv', 'make_gymnasium', 'EnvEntry',
-           'register_env', 'puffer_env_names', 'gym_env_ids', 'load_native_envs', 'resolve_env', 'TimeLimitFlags',
-           'EnvConfig', 'make_env', 'describe_space', 'describe_spaces']
+           'register_env', 'puffer_env_names', 'gym_env_ids', 'parse_spec', 'with_options', 'load_native_envs',
+           'resolve_env', 'TimeLimitFlags', 'EnvConfig', 'make_env', 'describe_space', 'describe_spaces']
 
 # %% ../nbs/01_env.ipynb #c0696bf1
 class GymnasiumEnv(pufferlib.emulation.GymnasiumPufferEnv):
@@ -86,6 +86,33 @@ def _unknown(kind: str, name: str, known: list[str]) -> EnvError:
     hint = f" (did you mean {', '.join(close)}?)" if close else " (run `workbench envs` to list them)"
     return EnvError(f"unknown env '{kind}{name}'{hint}")
 
+def _option_value(text: str):
+    import yaml
+    def one(t):
+        try: v = yaml.safe_load(t)
+        except yaml.YAMLError: return t
+        return v if isinstance(v, (int, float, bool, str)) else t
+    return [one(t.strip()) for t in text.split(",")] if "," in text else one(text)
+
+def parse_spec(spec: str) -> tuple[str, dict]:
+    "Split a spec into its env and its options: 'trading?symbols=AAPL,IBM&cost_bps=2' -> ('trading', {...})."
+    if not isinstance(spec, str) or not spec.strip(): raise EnvError(f"env spec must be a non-empty string, got {spec!r}")
+    base, sep, query = spec.strip().partition("?")
+    options = {}
+    for part in query.split("&") if sep else []:
+        if not part: continue
+        name, eq, value = part.partition("=")
+        if not eq or not name.strip(): raise EnvError(f"env spec {spec!r}: option {part!r} is not NAME=VALUE")
+        options[name.strip()] = _option_value(value.strip())
+    return base, options
+
+def with_options(spec: str, **options) -> str:
+    "`spec` with `options` set (replacing any it had)."
+    base, old = parse_spec(spec)
+    merged = {**old, **options}
+    text = lambda v: ",".join(map(str, v)) if isinstance(v, (list, tuple)) else str(v)
+    return base + ("?" + "&".join(f"{k}={text(v)}" for k, v in merged.items()) if merged else "")
+
 NATIVE_MODULES = ("workbench.trading",)   # modules that register native envs, imported on first use
 
 def load_native_envs() -> dict[str, EnvEntry]:
@@ -94,8 +121,8 @@ def load_native_envs() -> dict[str, EnvEntry]:
     return ENV_REGISTRY
 
 def resolve_env(spec: str) -> tuple[str, Callable, bool]:
-    "Spec -> (kind, creator, vectorised natively): kind is 'puffer', 'gym' or 'native'."
-    if not isinstance(spec, str) or not spec.strip(): raise EnvError(f"env spec must be a non-empty string, got {spec!r}")
+    "Spec -> (kind, creator, vectorised natively): kind is 'puffer', 'gym' or 'native' (options after '?' aside)."
+    spec = parse_spec(spec)[0]
     kind, _, name = spec.partition(":")
     if not name: kind, name = "native", spec
     if kind == "puffer":
@@ -174,6 +201,7 @@ def make_env(spec: str = "gym:CartPole-v1", num_envs: int = 8, backend: Backend 
     "A vectorised PufferLib env for `spec` with `num_envs` agents on `backend`."
     EnvConfig(spec, num_envs, backend, num_workers)  # validates sizes
     kind, creator, native = resolve_env(spec)
+    env_kwargs = {**parse_spec(spec)[1], **env_kwargs}
     if backend == "serial": workers = 1
     elif backend == "multiprocessing": workers = num_workers or _default_workers(num_envs)
     else: raise ConfigError(f"backend must be 'serial' or 'multiprocessing', got {backend!r}")
