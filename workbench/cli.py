@@ -13,7 +13,7 @@ from typing import Optional, get_type_hints
 # %% auto #0
 __all__ = ['ALIASES', 'Parser', 'fail', 'add_config_flags', 'build_config', 'cmd_train', 'load_policy', 'cmd_eval',
            'eval_trading', 'cmd_envs', 'cmd_serve', 'collect_parameters', 'cmd_run', 'cmd_batch', 'cmd_report',
-           'add_job_flags', 'make_parser', 'main']
+           'add_job_flags', 'cmd_export', 'make_parser', 'main']
 
 # %% ../nbs/09_cli.ipynb #8426bc6a
 class Parser(argparse.ArgumentParser):
@@ -256,6 +256,24 @@ def add_job_flags(p: argparse.ArgumentParser, settable: str, each: str = "") -> 
     p.add_argument("--out", default="reports", help="reports folder (default: reports)")
     p.add_argument("--runs-dir", default="runs", help="run store folder (default: runs; passed to a runs_dir parameter)")
 
+def cmd_export(args) -> int:
+    "Export a checkpoint's greedy policy to ONNX and check it against torch with onnxruntime."
+    from workbench.export import export_onnx, check_onnx, state_names
+    if not args.onnx: return fail("say where to write the model: --onnx FILE")
+    policy, cfg, spec, path = load_policy(args.checkpoint)
+    out = export_onnx(policy, args.onnx)
+    diff = check_onnx(policy, out)
+    worst = max(diff.values())
+    ok = worst < 1e-5 and diff["action"] < (1e-5 if policy.head.__class__.__name__ == "GaussianHead" else 0.5)
+    result = {"onnx": str(out), "checkpoint": str(path), "env": spec, "policy": cfg.policy.policy,
+              "inputs": ["obs", *state_names(policy)], "max_abs_diff": diff, "matches": ok}
+    if args.json: print(json.dumps(result))
+    else:
+        print(f"wrote {out}: {cfg.policy.policy} policy of {spec}; inputs {', '.join(result['inputs'])}")
+        print(f"onnxruntime vs torch, max abs difference: " + ", ".join(f"{k} {v:.1e}" for k, v in diff.items()))
+    if not ok: print("workbench: error: the ONNX model does not match torch", file=sys.stderr)
+    return 0 if ok else 1
+
 def make_parser(argv: Optional[list[str]] = None) -> Parser:
     "The parser; the train command's many config flags (they need the trainer, and torch) only when `argv` asks for train."
     p = Parser(prog="workbench", description="Train, evaluate and inspect reinforcement-learning agents.")
@@ -278,6 +296,13 @@ def make_parser(argv: Optional[list[str]] = None) -> Parser:
     e.add_argument("--split", choices=["train", "val", "test"], help="trading: the dated split to walk (default: test)")
     e.add_argument("--json", action="store_true", help="print the result as one JSON line")
     e.set_defaults(func=cmd_eval)
+    x = sub.add_parser("export", help="export a checkpoint's policy to ONNX",
+                       description="Write the greedy action path of a checkpoint's policy (and its recurrent state) as ONNX, "
+                                   "then check onnxruntime against torch on random observations.")
+    x.add_argument("checkpoint", help="checkpoint file or run folder")
+    x.add_argument("--onnx", metavar="FILE", help="where to write the ONNX model")
+    x.add_argument("--json", action="store_true", help="print the result as one JSON line")
+    x.set_defaults(func=cmd_export)
     n = sub.add_parser("envs", help="list available envs")
     n.add_argument("--json", action="store_true")
     n.set_defaults(func=cmd_envs)
