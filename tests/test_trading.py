@@ -178,3 +178,19 @@ def test_bad_options_are_named(tmp_path):
     r = workbench("train", "--env", "trading?split=later", "--total-steps", "64", "--runs-dir", tmp_path / "runs")
     assert r.returncode == 2 and "split must be one of train, val, test" in r.stderr, r.stderr
     assert not (tmp_path / "runs").exists()
+
+
+def test_trading_notebook_job_reports_held_out_scores(tmp_path):
+    "nbs/experiments/trading.ipynb as a job: three policies trained, validation comparison, the test years in the report."
+    from conftest import ROOT
+    r = workbench("run", ROOT / "nbs" / "experiments" / "trading.ipynb", "-p", "total_timesteps", "2048",
+                  "-p", "symbols", "AAPL,IBM", "--out", "reports", "--runs-dir", "runs", "--json", cwd=tmp_path, timeout=400)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    record = json.loads(r.stdout.strip().splitlines()[-1])
+    result = record["result"]
+    assert result["best_policy"] in ("mlp", "lstm", "transformer") and set(result["run_ids"]) == {"mlp", "lstm", "transformer"}
+    assert isinstance(result["beats_buy_and_hold_on_val"], bool)
+    page = (tmp_path / record["report"]).read_text()
+    assert "on the test years:" in page and "buy_and_hold" in page and "Growth of 1 on the test years" in page
+    verdict = "beat buy-and-hold's Sharpe ratio" if result["beats_buy_and_hold_on_val"] else "None of the policies beat buy-and-hold"
+    assert verdict in page

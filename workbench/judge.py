@@ -59,7 +59,7 @@ def evaluate_policy(policy, env_spec: str, episodes: int = 100, greedy: bool = T
             "ci95": [float(r.mean() - half), float(r.mean() + half)], "episodes": len(r),
             "mean_length": float(np.mean(lengths)), "greedy": greedy, "returns": returns}
 
-# %% ../nbs/04_judge.ipynb #ed142563
+# %% ../nbs/04_judge.ipynb #43602221
 TRADING_DAYS = 252
 
 def trading_metrics(returns: np.ndarray, positions: Optional[np.ndarray] = None, market: Optional[np.ndarray] = None) -> dict:
@@ -96,8 +96,9 @@ def _with_intervals(r: np.ndarray, positions=None, market=None, n_boot: int = 10
 
 @torch.no_grad()
 def evaluate_trading(policy, env_spec: str = "trading", split: str = "test", device="cpu", bootstrap: int = 1000,
-                     seed: int = 0) -> dict:
-    "Walk `split` of the trading env once per symbol with the greedy `policy`; metrics per symbol and overall, with baselines."
+                     seed: int = 0, series: bool = False) -> dict:
+    """Walk `split` of the trading env once per symbol with the greedy `policy`; metrics per symbol and overall, with
+    baselines (and with `series`, each symbol's daily returns and positions)."""
     from workbench.env import parse_spec, with_options
     if parse_spec(env_spec)[0] != "trading": raise ConfigError(f"evaluate_trading needs the trading env, got {env_spec!r}")
     probe = make_env(with_options(env_spec, split=split, random_start=False), num_envs=1)
@@ -135,11 +136,14 @@ def evaluate_trading(policy, env_spec: str = "trading", split: str = "test", dev
                     "flat": trading_metrics(np.zeros_like(r), np.zeros_like(r), m),
                     # the first day a position is taken (at its close), and the last day whose return counts
                     "first_day": str(dates_of[sym][rec["bar"][i][0]]), "last_day": str(dates_of[sym][rec["bar"][i][-1] + 1])}
-        for name, series in (("policy", r), ("buy_and_hold", bh), ("flat", np.zeros_like(r))): mixes[name].append(series)
+        if series:   # the daily log returns, by the date they were earned, for charts
+            per[sym]["series"] = {"dates": [str(dates_of[sym][b + 1]) for b in rec["bar"][i]], "policy": r.tolist(),
+                                  "buy_and_hold": bh.tolist(), "position": p.tolist()}
+        for name, x in (("policy", r), ("buy_and_hold", bh), ("flat", np.zeros_like(r))): mixes[name].append(x)
     common = min(len(x) for x in mixes["policy"])
     mix = lambda xs: np.log(np.mean([np.exp(x[:common]) for x in xs], axis=0))   # equal weights, rebalanced daily
     overall = {name: _with_intervals(mix(xs), n_boot=bootstrap, seed=seed) for name, xs in mixes.items()}
-    overall["policy"]["turnover"] = float(np.mean([per[s]["policy"]["turnover"] for s in symbols]))
+    for name in ("policy", "buy_and_hold", "flat"): overall[name]["turnover"] = float(np.mean([per[s][name]["turnover"] for s in symbols]))
     return {"env": env_spec, "split": split, "symbols": per, "overall": overall, "bootstrap": bootstrap}
 
 def trading_table(result: dict) -> str:

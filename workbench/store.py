@@ -236,7 +236,7 @@ class StoreSink:
 # %% ../nbs/05_store.ipynb #b9e76cfe
 def default_run_name(cfg) -> str:
     "<env>-<policy>-s<seed>, e.g. CartPole-v1-mlp-s1."
-    return f"{cfg.env.env.split(':')[-1]}-{cfg.policy.policy}-s{cfg.run.seed}"
+    return f"{cfg.env.env.split('?')[0].split(':')[-1]}-{cfg.policy.policy}-s{cfg.run.seed}"   # the env's options left out
 
 def open_run(cfg, run_id: Optional[str] = None, run_dir: Optional[Union[str, Path]] = None) -> tuple[RunStore, str, Path]:
     "Record a run of `cfg` (a `TrainConfig`) in the store under `cfg.run.runs_dir`, new or resumed, and write its config.json."
