@@ -193,4 +193,4 @@ def test_trading_notebook_job_reports_held_out_scores(tmp_path):
     page = (tmp_path / record["report"]).read_text()
     assert "on the test years:" in page and "buy_and_hold" in page and "Growth of 1 on the test years" in page
     verdict = "beat buy-and-hold's Sharpe ratio" if result["beats_buy_and_hold_on_val"] else "None of the policies beat buy-and-hold"
-    assert verdict in page
+    assert verdict in page and "On the test years" in page and isinstance(result["beats_buy_and_hold_on_test"], bool)
