@@ -18,7 +18,7 @@ def sandbox_processes():
     out = []
     for p in psutil.process_iter(["pid", "uids"]):
         try:
-            if p.info["uids"] and p.info["uids"].real >= 200_000: out.append(p)
+            if p.info["uids"] and p.info["uids"].real >= 200_000 and p.status() != psutil.STATUS_ZOMBIE: out.append(p)
         except (psutil.NoSuchProcess, psutil.AccessDenied): pass
     return out
 
@@ -101,3 +101,111 @@ def test_a_correct_response_still_passes():
     assert s.overall == 1.0 and s.details["status"] == "ok" and s.details["runtime_s"] is not None
     batch = judge.score_batch([("q", "def answer(): return 42", {"tests": TESTS}), ("q", "def answer(): return 41", {"tests": TESTS})])
     assert [b.overall for b in batch] == [1.0, 0.0]
+
+
+# ---- The LLM judge against an OpenAI-compatible server started here, on loopback ----
+
+import json as _json
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from workbench.judges import EmbeddingJudge, EnsembleJudge, JudgeError, LLMJudge, StaticJudge
+
+
+class FakeLLM:
+    "A chat-completions server whose replies the test scripts: a list of reply texts, or 'hang' to never answer."
+    def __init__(self, replies):
+        self.replies, self.requests = list(replies), []
+        fake = self
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *a): pass
+            def do_POST(self):
+                body = _json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                fake.requests.append({"path": self.path, "auth": self.headers.get("Authorization"), "body": body})
+                reply = fake.replies.pop(0) if len(fake.replies) > 1 else fake.replies[0]
+                if reply == "hang": time.sleep(5); return
+                if reply == "500": self.send_response(500); self.end_headers(); return
+                if callable(reply): reply = reply(body)
+                data = _json.dumps({"choices": [{"message": {"role": "assistant", "content": reply}}]}).encode()
+                self.send_response(200); self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data))); self.end_headers(); self.wfile.write(data)
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True); self.thread.start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+    def close(self): self.server.shutdown(); self.server.server_close()
+
+
+@pytest.fixture
+def fake_llm():
+    servers = []
+    def start(replies): servers.append(FakeLLM(replies)); return servers[-1]
+    yield start
+    for s in servers: s.close()
+
+
+def test_llm_judge_reads_a_verdict(fake_llm):
+    srv = fake_llm(['{"score": 8, "criteria": {"correctness": 9, "safety": 10}, "explanation": "correct"}'])
+    judge = LLMJudge(base_url=srv.url, model="judge-model", api_key="k-test", timeout_s=2, retries=0)
+    s = judge.score("Write add(a, b).", "def add(a, b): return a + b", {"references": ["a + b"]})
+    assert s.overall == pytest.approx(0.8) and s.criteria["correctness"] == pytest.approx(0.9) and s.judges == ["llm"]
+    req = srv.requests[0]
+    assert req["path"] == "/v1/chat/completions" and req["auth"] == "Bearer k-test" and req["body"]["model"] == "judge-model"
+    prompt = req["body"]["messages"][0]["content"]
+    assert "Write add(a, b)." in prompt and "def add(a, b)" in prompt and "reference answer" in prompt
+
+
+def test_llm_judge_tolerates_malformed_replies(fake_llm):
+    # Prose around fenced JSON with a score as a string; a reply with no score, then a good one (a retry).
+    srv = fake_llm(['Here you go:\n```json\n{"score": "7/10", "explanation": "mostly right"}\n```'])
+    assert LLMJudge(base_url=srv.url, timeout_s=2, retries=0).score("q", "r").overall == pytest.approx(0.7)
+    srv = fake_llm(["I refuse to grade.", "500", '{"score": 3}'])
+    s = LLMJudge(base_url=srv.url, timeout_s=2, retries=2).score("q", "r")
+    assert s.overall == pytest.approx(0.3) and s.details["tries"] == 3 and len(srv.requests) == 3
+    srv = fake_llm(["not json, no score, nothing"])
+    with pytest.raises(JudgeError, match="gave no verdict in 2 tries"):
+        LLMJudge(base_url=srv.url, timeout_s=2, retries=1).score("q", "r")
+
+
+def test_llm_judge_gives_up_on_a_server_that_never_answers(fake_llm):
+    srv = fake_llm(["hang"])
+    t0 = time.monotonic()
+    with pytest.raises(JudgeError, match="timed out|TimeoutError|timeout"):
+        LLMJudge(base_url=srv.url, timeout_s=0.5, retries=1).score("q", "r")
+    assert time.monotonic() - t0 < 4
+
+
+def test_llm_pairwise_checks_position_bias(fake_llm):
+    # A judge that always prefers whatever comes first: the swap exposes it.
+    srv = fake_llm(['{"winner": "A", "explanation": "first is best"}'])
+    r = LLMJudge(base_url=srv.url, timeout_s=2, retries=0).compare("q", "answer one", "answer two")
+    assert r["position_consistent"] is False and r["winner"] == "tie"
+    # A judge that prefers the answer mentioning 'set', wherever it stands.
+    pick = lambda body: '{"winner": "%s"}' % ("A" if "set(" in body["messages"][0]["content"].split("ANSWER B:")[0] else "B")
+    srv = fake_llm([pick])
+    r = LLMJudge(base_url=srv.url, timeout_s=2, retries=0).compare("dedupe", "sorted(set(xs))", "a loop with a list")
+    assert r == {"winner": "a", "position_consistent": True, "first": "a", "second_swapped_back": "a"}
+
+
+def test_transformer_judge_offline_ranks_right_above_irrelevant():
+    import subprocess, sys
+    code = ("import os; os.environ['HF_HUB_OFFLINE'] = '1'\n"
+            "from workbench.judges import EmbeddingJudge\n"
+            "ctx = {'references': ['Reverse a string in Python with slicing: s[::-1].']}\n"
+            "a, b = EmbeddingJudge().score_batch([('reverse', 'return s[::-1], the slice that reverses the string', ctx),\n"
+            "                                     ('reverse', 'Bananas are rich in potassium.', ctx)])\n"
+            "print(a.overall, b.overall)")
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_HOME": "/nonexistent-hf-home"}
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    right, irrelevant = map(float, r.stdout.split()[-2:])
+    assert right > irrelevant + 0.3, (right, irrelevant)
+
+
+def test_ensemble_leaves_out_a_failing_member_and_names_it(fake_llm):
+    srv = fake_llm(["hang"])
+    ens = EnsembleJudge({"static": StaticJudge(), "exec": ExecutionJudge(LIMITS),
+                         "llm": LLMJudge(base_url=srv.url, timeout_s=0.5, retries=0)}, weights={"exec": 2})
+    s = ens.score("Write answer() returning 42.", "def answer():\n    return 42\n", {"tests": TESTS})
+    assert sorted(s.judges) == ["exec", "static"] and "llm" in s.details["left_out"]
+    assert s.overall == pytest.approx((2 * 1.0 + 1 * s.details["members"]["static"]["overall"]) / 3)
+    assert "left out: llm" in s.explanation and s.details["disagreement"] >= 0
