@@ -209,3 +209,43 @@ def test_ensemble_leaves_out_a_failing_member_and_names_it(fake_llm):
     assert sorted(s.judges) == ["exec", "static"] and "llm" in s.details["left_out"]
     assert s.overall == pytest.approx((2 * 1.0 + 1 * s.details["members"]["static"]["overall"]) / 3)
     assert "left out: llm" in s.explanation and s.details["disagreement"] >= 0
+
+
+# ---- The command line ----
+
+from conftest import workbench
+
+
+def test_judge_score_command(tmp_path):
+    r = workbench("judge", "score", "--query", "Write add(a, b).", "--response", "def add(a, b):\n    return a + b\n",
+                  "--test", "assert add(2, 3) == 5", "--json")
+    assert r.returncode == 0, r.stderr
+    s = _json.loads(r.stdout)
+    assert s["judges"] == ["exec", "static"] and s["criteria"]["correctness"] == 1.0 and s["overall"] > 0.8
+    # Unsafe but passing: the objective's safety gate takes the reward to 0.
+    (tmp_path / "resp.py").write_text("import subprocess\ndef add(a, b):\n    subprocess.run(['ls'])\n    return a + b\n")
+    r = workbench("judge", "score", "--query", "Write add(a, b).", "--response-file", tmp_path / "resp.py",
+                  "--test", "assert add(2, 3) == 5", "--json")
+    s = _json.loads(r.stdout)
+    assert r.returncode == 0 and s["criteria"]["correctness"] == 1.0 and s["criteria"]["safety"] == 0.0 and s["overall"] == 0.0
+    for args, message in [(["--judges", "exec,magic"], "unknown judge 'magic'"),
+                          (["--judges", "exec"], "the exec judge needs tests"),
+                          (["--judges", "embedding"], "needs --reference"),
+                          (["--response-file", tmp_path / "missing.py"], "--response-file not found")]:
+        base = ["--query", "q"] + ([] if "--response-file" in args else ["--response", "x = 1"])
+        r = workbench("judge", "score", *base, *args)
+        assert r.returncode == 2 and message in r.stderr and len(r.stderr.strip().splitlines()) == 1, (args, r.stderr)
+
+
+def test_judge_benchmark_command():
+    r = workbench("judge", "benchmark", "--tasks", "4", "--judges", "exec,static", "--json", timeout=300)
+    assert r.returncode == 0, r.stderr
+    report = _json.loads(r.stdout)
+    assert set(report) == {"exec", "static", "ensemble"}
+    for name, m in report.items():
+        assert 0 <= m["roc_auc"] <= 1 and 0 <= m["accuracy"] <= 1 and m["ms_per_item"] > 0, (name, m)
+    assert report["exec"]["mean_by_kind"]["wrong"] < 1 and report["exec"]["mean_by_kind"]["irrelevant"] == 0
+    assert report["static"]["mean_by_kind"]["unsafe"] < report["static"]["mean_by_kind"]["correct"]
+    assert report["ensemble"]["roc_auc"] > max(report["exec"]["roc_auc"], report["static"]["roc_auc"])
+    r = workbench("judge", "benchmark", "--tasks", "0")
+    assert r.returncode == 2 and "--tasks must be between 1 and 100" in r.stderr

@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import Optional, get_type_hints
 
 # %% auto #0
-__all__ = ['ALIASES', 'Parser', 'fail', 'add_config_flags', 'build_config', 'cmd_train', 'load_policy', 'cmd_eval',
+__all__ = ['ALIASES', 'JUDGE_NAMES', 'Parser', 'fail', 'add_config_flags', 'build_config', 'cmd_train', 'load_policy', 'cmd_eval',
            'eval_trading', 'cmd_envs', 'cmd_serve', 'collect_parameters', 'cmd_run', 'cmd_batch', 'cmd_report',
-           'add_job_flags', 'cmd_export', 'make_parser', 'main']
+           'add_job_flags', 'cmd_export', 'make_judges', 'cmd_judge_score', 'cmd_judge_benchmark', 'make_parser',
+           'main']
 
 # %% ../nbs/09_cli.ipynb #8426bc6a
 class Parser(argparse.ArgumentParser):
@@ -274,6 +275,65 @@ def cmd_export(args) -> int:
     if not ok: print("workbench: error: the ONNX model does not match torch", file=sys.stderr)
     return 0 if ok else 1
 
+JUDGE_NAMES = ("exec", "static", "embedding", "llm")
+
+def make_judges(names: str, timeout_s: float = 30.0) -> dict:
+    "Judges by name ('exec,static,embedding,llm'); an unknown name is an error."
+    from workbench.judges import ExecutionJudge, StaticJudge, EmbeddingJudge, LLMJudge
+    wanted = [n.strip() for n in names.split(",") if n.strip()]
+    unknown = [n for n in wanted if n not in JUDGE_NAMES]
+    if unknown or not wanted: raise WorkbenchError(f"unknown judge {unknown[0] if unknown else names!r} (judges: {', '.join(JUDGE_NAMES)})")
+    make = {"exec": ExecutionJudge, "static": StaticJudge, "embedding": EmbeddingJudge, "llm": lambda: LLMJudge(timeout_s=timeout_s)}
+    return {n: make[n]() for n in wanted}
+
+def _text_arg(value: Optional[str], path: Optional[str], what: str) -> Optional[str]:
+    if value is not None and path is not None: raise WorkbenchError(f"give --{what} or --{what}-file, not both")
+    if path is not None:
+        if not Path(path).is_file(): raise WorkbenchError(f"--{what}-file not found: {path}")
+        return Path(path).read_text()
+    return value
+
+def cmd_judge_score(args) -> int:
+    "Score one response with the chosen judges (and their ensemble under the global objective)."
+    from workbench.judges import EnsembleJudge, Objective
+    query = _text_arg(args.query, args.query_file, "query")
+    response = _text_arg(args.response, args.response_file, "response")
+    if not query or response is None: return fail("give the query (--query or --query-file) and the response (--response or --response-file)")
+    tests = list(args.test or [])
+    if args.tests_file:
+        if not Path(args.tests_file).is_file(): return fail(f"--tests-file not found: {args.tests_file}")
+        text = Path(args.tests_file).read_text()
+        tests += json.loads(text) if args.tests_file.endswith(".json") else [text]
+    judges = make_judges(args.judges)
+    context = {"tests": tests, "references": args.reference or [], **({"time_budget_s": args.time_budget} if args.time_budget else {})}
+    if "exec" in judges and not tests: return fail("the exec judge needs tests: --test 'assert f(1) == 2' (repeatable) or --tests-file")
+    if "embedding" in judges and not context["references"]: return fail("the embedding judge needs --reference TEXT (repeatable)")
+    score = EnsembleJudge(judges, objective=Objective()).score(query, response, context)
+    if args.json: print(json.dumps(score.to_dict(), default=str)); return 0
+    for name, m in score.details["members"].items():
+        crit = ", ".join(f"{k} {v:.2f}" for k, v in m["criteria"].items())
+        print(f"{name:10} {m['overall']:.3f}  ({crit}) {m['explanation'][:160]}")
+    for name, why in score.details["left_out"].items(): print(f"{name:10} left out: {why}")
+    print(f"{'objective':10} {score.overall:.3f}  (disagreement {score.details['disagreement']:.3f})")
+    return 0
+
+def cmd_judge_benchmark(args) -> int:
+    "Run the judges over the shipped labelled benchmark and print their agreement with the labels."
+    from workbench.judge_bench import build_benchmark, run_benchmark, KINDS
+    from workbench.judges import EnsembleJudge, Objective
+    if not 1 <= args.tasks <= 100: return fail(f"--tasks must be between 1 and 100, got {args.tasks}")
+    judges = make_judges(args.judges)
+    items = build_benchmark()[: 5 * args.tasks]
+    all_judges = {**judges, "ensemble": EnsembleJudge(judges, objective=Objective())}
+    report = run_benchmark(all_judges, items, progress=(lambda m: None) if args.json else (lambda m: print("  " + m, flush=True)))
+    if args.json:
+        print(json.dumps({k: {kk: vv for kk, vv in v.items() if kk != "scores"} for k, v in report.items()})); return 0
+    print(f"{'judge':10} {'accuracy':>8} {'ROC AUC':>8} {'Spearman':>8} {'ms/item':>8}   mean score by kind ({', '.join(KINDS)})")
+    for name, r in report.items():
+        print(f"{name:10} {r['accuracy']:>8.3f} {r['roc_auc']:>8.3f} {r['spearman']:>8.3f} {r['ms_per_item']:>8.1f}   "
+              + " ".join(f"{r['mean_by_kind'][k]:.2f}" for k in KINDS) + (f"  ({len(r['failed'])} not scored)" if r["failed"] else ""))
+    return 0
+
 def make_parser(argv: Optional[list[str]] = None) -> Parser:
     "The parser; the train command's many config flags (they need the trainer, and torch) only when `argv` asks for train."
     p = Parser(prog="workbench", description="Train, evaluate and inspect reinforcement-learning agents.")
@@ -303,6 +363,24 @@ def make_parser(argv: Optional[list[str]] = None) -> Parser:
     x.add_argument("--onnx", metavar="FILE", help="where to write the ONNX model")
     x.add_argument("--json", action="store_true", help="print the result as one JSON line")
     x.set_defaults(func=cmd_export)
+    jg = sub.add_parser("judge", help="score responses with the judges, or benchmark the judges",
+                        description="Score a response with the judges (exec, static, embedding, llm), or run them over the labelled benchmark.")
+    jsub = jg.add_subparsers(dest="judge_command", required=True, parser_class=Parser)
+    js = jsub.add_parser("score", help="score one response", description="Score one response; the judges' criteria are combined by the global objective.")
+    js.add_argument("--query", help="the task"); js.add_argument("--query-file", help="the task, from a file")
+    js.add_argument("--response", help="the response to score"); js.add_argument("--response-file", help="the response, from a file")
+    js.add_argument("--test", action="append", metavar="CODE", help="a test for the exec judge, e.g. 'assert f(2) == 4' (repeatable)")
+    js.add_argument("--tests-file", help="tests: a .json list of snippets, or a .py file run as one test")
+    js.add_argument("--reference", action="append", metavar="TEXT", help="a reference answer for the embedding and LLM judges (repeatable)")
+    js.add_argument("--time-budget", type=float, help="seconds the response and its tests may take (the performance criterion)")
+    js.add_argument("--judges", default="exec,static", help="comma-separated: exec, static, embedding, llm (default: exec,static)")
+    js.add_argument("--json", action="store_true", help="print the ensemble's Score as one JSON line")
+    js.set_defaults(func=cmd_judge_score)
+    jb = jsub.add_parser("benchmark", help="agreement of the judges with the labelled benchmark")
+    jb.add_argument("--judges", default="exec,static,embedding", help="comma-separated (default: exec,static,embedding)")
+    jb.add_argument("--tasks", type=int, default=100, help="queries to use, 1 to 100 (5 responses each)")
+    jb.add_argument("--json", action="store_true", help="print the report as one JSON line")
+    jb.set_defaults(func=cmd_judge_benchmark)
     n = sub.add_parser("envs", help="list available envs")
     n.add_argument("--json", action="store_true")
     n.set_defaults(func=cmd_envs)

@@ -59,7 +59,7 @@ def evaluate_policy(policy, env_spec: str, episodes: int = 100, greedy: bool = T
             "ci95": [float(r.mean() - half), float(r.mean() + half)], "episodes": len(r),
             "mean_length": float(np.mean(lengths)), "greedy": greedy, "returns": returns}
 
-# %% ../nbs/04_judge.ipynb #43602221
+# %% ../nbs/04_judge.ipynb #99c9afdd
 TRADING_DAYS = 252
 
 def trading_metrics(returns: np.ndarray, positions: Optional[np.ndarray] = None, market: Optional[np.ndarray] = None) -> dict:
@@ -157,3 +157,7 @@ def trading_table(result: dict) -> str:
     for sym, d in [*result["symbols"].items(), ("overall", result["overall"])]:
         for who in ("policy", "buy_and_hold", "flat"): rows.append(line(sym, who, d[who]))
     return "\n".join(rows)
+
+# %% ../nbs/04_judge.ipynb #4afa5922
+from .judges import (Score, Judge, JudgeError, ExecutionJudge, StaticJudge, EmbeddingJudge, LLMJudge,  # noqa: E402,F401
+                              EnsembleJudge, Objective, Convergence)
