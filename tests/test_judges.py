@@ -249,3 +249,18 @@ def test_judge_benchmark_command():
     assert report["ensemble"]["roc_auc"] > max(report["exec"]["roc_auc"], report["static"]["roc_auc"])
     r = workbench("judge", "benchmark", "--tasks", "0")
     assert r.returncode == 2 and "--tasks must be between 1 and 100" in r.stderr
+
+
+def test_plateau_stop_ends_training(tmp_path):
+    "Convergence as the trainer uses it: a sink on its bus stops the run once the watched metric plateaus."
+    from workbench.judges import PlateauStop
+    from workbench.trainer import PPOTrainer, TrainConfig
+    cfg = TrainConfig.from_dict({"env": "gym:CartPole-v1", "total_timesteps": 200_000, "num_envs": 4, "num_steps": 16,
+                                 "num_minibatches": 1, "update_epochs": 1, "eval_every": 0, "device": "cpu",
+                                 "runs_dir": str(tmp_path)})
+    trainer = PPOTrainer(cfg, run_dir=tmp_path / "run")
+    stopper = PlateauStop(trainer.controls, kind="update", key="charts/update", window=6, tolerance=10)   # +1 a step: flat within 10
+    trainer.bus.subscribe(stopper)
+    summary = trainer.fit()
+    assert stopper.stopped_at is not None and summary["status"] == "stopped"
+    assert summary["global_step"] < 20_000, summary["global_step"]
