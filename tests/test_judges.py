@@ -244,6 +244,8 @@ def test_judge_benchmark_command():
     assert set(report) == {"exec", "static", "ensemble"}
     for name, m in report.items():
         assert 0 <= m["roc_auc"] <= 1 and 0 <= m["accuracy"] <= 1 and m["ms_per_item"] > 0, (name, m)
+    # The labels hold when the candidates actually run: correct, slow and unsafe pass all their tests in the sandbox.
+    assert all(report["exec"]["mean_by_kind"][k] == 1.0 for k in ("correct", "slow", "unsafe")), report["exec"]["mean_by_kind"]
     assert report["exec"]["mean_by_kind"]["wrong"] < 1 and report["exec"]["mean_by_kind"]["irrelevant"] == 0
     assert report["static"]["mean_by_kind"]["unsafe"] < report["static"]["mean_by_kind"]["correct"]
     assert report["ensemble"]["roc_auc"] > max(report["exec"]["roc_auc"], report["static"]["roc_auc"])

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Optional
 
 # %% auto #0
-__all__ = ['HIDDEN', 'SandboxError', 'Limits', 'SandboxResult', 'sandbox_python', 'namespaces_available', 'run_sandboxed']
+__all__ = ['SYSTEM_DIRS', 'SandboxError', 'Limits', 'SandboxResult', 'sandbox_python', 'namespaces_available', 'run_sandboxed']
 
 # %% ../nbs/12_sandbox.ipynb #7364062c
 class SandboxError(WorkbenchError):
@@ -38,25 +38,37 @@ class SandboxResult:
     enforced: dict = field(default_factory=dict)
     def to_dict(self) -> dict: return asdict(self)
 
-HIDDEN = ("/root", "/home", "/work", "/tmp", "/var/tmp", "/srv", "/opt", "/media", "/run", "/dev/shm")
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
 
 _MOUNT_SCRIPT = r"""set -e
-box="$1"; py="$2"; uid="$3"; shift 3
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin
+root="$1"; box="$2"; py="$3"; uid="$4"; shift 4
 mount --make-rprivate /
-mount -t tmpfs -o size=1m,mode=755 wb-sandbox /mnt
-mkdir /mnt/box
-mount --bind "$box" /mnt/box
-for d in "$@"; do if [ -d "$d" ]; then mount -t tmpfs -o size=64k,mode=755,ro wb-hidden "$d"; fi; done
-mount -o remount,bind,ro /
-mount -o remount,bind,ro /mnt
-cd /mnt/box
+mount -t tmpfs -o size=1m,mode=755 wb-sandbox "$root"
+for d in "$@"; do
+  if [ -L "$d" ]; then ln -s "$(readlink "$d")" "$root$d"
+  elif [ -d "$d" ]; then mkdir -p "$root$d"; mount --bind "$d" "$root$d"; mount -o remount,bind,ro "$root$d"
+  fi
+done
+mkdir "$root/dev" "$root/proc" "$root/box"
+for n in null zero full random urandom; do touch "$root/dev/$n"; mount --bind "/dev/$n" "$root/dev/$n"; done
+mount -t proc -o nosuid,nodev,noexec proc "$root/proc"
+mount --bind "$box" "$root/box"
+mount -o remount,ro "$root"
 set +e
-setpriv --reuid="$uid" --regid="$uid" --clear-groups --no-new-privs --inh-caps=-all --bounding-set=-all -- "$py" -I -S main.py
+chroot "$root" /bin/sh -c 'cd /box && exec setpriv --reuid="$0" --regid="$0" --clear-groups --no-new-privs --inh-caps=-all --bounding-set=-all -- "$1" -I -S main.py' "$uid" "$py"
 exit $?
 """
 
+def _visible_dirs(py: str) -> list[str]:
+    "What the sandbox's root shows (read-only): the system folders, and the interpreter's prefix when it lives elsewhere."
+    dirs = [d for d in SYSTEM_DIRS if os.path.lexists(d)]
+    prefix = str(Path(py).resolve().parent.parent)
+    if not any(prefix == d or prefix.startswith(d + "/") for d in dirs): dirs.append(prefix)
+    return dirs
+
 def sandbox_python() -> str:
-    "The interpreter sandboxed code runs on: the system's Python 3 if there is one (outside every hidden folder)."
+    "The interpreter sandboxed code runs on: the system's Python 3 if there is one, else the base interpreter of ours."
     for p in ("/usr/bin/python3", "/usr/bin/python3.11", "/usr/local/bin/python3"):
         if os.path.exists(p): return p
     return os.path.realpath(getattr(sys, "_base_executable", sys.executable))
@@ -66,7 +78,7 @@ def namespaces_available() -> bool:
     "Whether this process can start children in new network, PID and mount namespaces (checked once)."
     global _NAMESPACES
     if _NAMESPACES is None:
-        ok = os.geteuid() == 0 and shutil.which("unshare") and shutil.which("setpriv")
+        ok = os.geteuid() == 0 and all(shutil.which(t, path="/usr/sbin:/usr/bin:/sbin:/bin") for t in ("unshare", "setpriv", "chroot"))
         if ok:
             try:
                 r = subprocess.run(["unshare", "--net", "--pid", "--fork", "--mount", "--", "true"], capture_output=True, timeout=10)
@@ -123,7 +135,9 @@ def run_sandboxed(code: str, files: Optional[dict] = None, limits: Optional[Limi
     """Run `code` (the text of `main.py`) in a fresh directory with `files` ({name: text}) beside it, under `limits`;
     returns how it ended. `isolate=False` skips the namespaces (the limits still apply)."""
     limits = limits or Limits()
-    box = Path(tempfile.mkdtemp(prefix="wb-sbx-"))
+    base = Path(tempfile.mkdtemp(prefix="wb-sbx-"))
+    box, root = base / "box", base / "root"                # the code's directory; the mount point of its root
+    box.mkdir(); root.mkdir()
     uid = 200_000 + secrets.randbelow(100_000)            # a uid of its own: its process count is its own
     try:
         (box / "main.py").write_text(code)
@@ -132,19 +146,20 @@ def run_sandboxed(code: str, files: Optional[dict] = None, limits: Optional[Limi
             (box / name).write_text(text)
         use_ns = isolate and namespaces_available()
         py = sandbox_python()
-        env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/mnt/box" if use_ns else str(box),
+        home = "/box" if use_ns else str(box)
+        env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": home, "TMPDIR": home,
                "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0"}
         if use_ns:
             os.chown(box, uid, uid)
             for f in box.iterdir(): os.chown(f, uid, uid)
-            hide = [d for d in HIDDEN if not py.startswith(d + "/")]
-            cmd = ["unshare", "--net", "--pid", "--fork", "--mount", "--mount-proc", "--kill-child", "--",
-                   "/bin/sh", "-c", _MOUNT_SCRIPT, "sh", str(box), py, str(uid), *hide]
+            visible = _visible_dirs(py)
+            cmd = ["unshare", "--net", "--pid", "--fork", "--mount", "--kill-child", "--",
+                   "/bin/sh", "-c", _MOUNT_SCRIPT, "sh", str(root), str(box), py, str(uid), *visible]
             cwd = "/"
         else:
-            cmd, cwd, hide = [py, "-I", "-S", "main.py"], str(box), []
+            cmd, cwd, visible = [py, "-I", "-S", "main.py"], str(box), ["/"]
         enforced = {"namespaces": use_ns, "network": "none" if use_ns else "not blocked",
-                    "hidden": hide, "read_only_root": use_ns, "uid": uid if use_ns else os.getuid(),
+                    "visible": visible, "read_only_root": use_ns, "uid": uid if use_ns else os.getuid(),
                     "limits": asdict(limits)}
         started = time.monotonic()
         try:
@@ -182,4 +197,4 @@ def run_sandboxed(code: str, files: Optional[dict] = None, limits: Optional[Limi
             else: status = "error"
         return SandboxResult(status, rc, stdout, stderr, round(wall, 3), enforced)
     finally:
-        shutil.rmtree(box, ignore_errors=True)
+        shutil.rmtree(base, ignore_errors=True)
