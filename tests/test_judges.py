@@ -103,6 +103,20 @@ def test_a_correct_response_still_passes():
     assert [b.overall for b in batch] == [1.0, 0.0]
 
 
+def test_a_host_that_forbids_the_mounts_falls_back_to_the_limits(monkeypatch):
+    "If the isolated root cannot be built here, the probe says so once and runs keep their limits, not fail."
+    import workbench.sandbox as sb
+    monkeypatch.setattr(sb, "_NAMESPACES", None)
+    monkeypatch.setattr(sb, "_MOUNT_SCRIPT", "echo 'mount: permission denied' >&2; exit 32")
+    monkeypatch.setattr(sb.os, "geteuid", lambda: 0)
+    monkeypatch.setattr(sb.shutil, "which", lambda *a, **k: "/bin/true")
+    monkeypatch.setattr(sb.subprocess, "run", lambda *a, **k: sb.subprocess.CompletedProcess(a, 0))
+    assert sb.namespaces_available() is False
+    r = sb.run_sandboxed("print(6 * 7)", limits=LIMITS)
+    assert r.status == "ok" and r.stdout.strip() == "42" and r.enforced["namespaces"] is False
+    assert r.enforced["network"] == "not blocked" and r.enforced["limits"]["cpu_s"] == LIMITS.cpu_s
+
+
 # ---- The LLM judge against an OpenAI-compatible server started here, on loopback ----
 
 import json as _json

@@ -75,7 +75,9 @@ def sandbox_python() -> str:
 
 _NAMESPACES = None
 def namespaces_available() -> bool:
-    "Whether this process can start children in new network, PID and mount namespaces (checked once)."
+    """Whether this process can build the isolated sandbox: new network, PID and mount namespaces and the read-only
+    root. Checked once, by running a trivial program in the whole sandbox, so a host that allows `unshare` but not
+    the mounts falls back to the limits alone (and `enforced` says so) instead of failing every run."""
     global _NAMESPACES
     if _NAMESPACES is None:
         ok = os.geteuid() == 0 and all(shutil.which(t, path="/usr/sbin:/usr/bin:/sbin:/bin") for t in ("unshare", "setpriv", "chroot"))
@@ -84,6 +86,12 @@ def namespaces_available() -> bool:
                 r = subprocess.run(["unshare", "--net", "--pid", "--fork", "--mount", "--", "true"], capture_output=True, timeout=10)
                 ok = r.returncode == 0
             except (OSError, subprocess.TimeoutExpired): ok = False
+        if ok:
+            _NAMESPACES = True                                  # provisionally, for the probe run
+            try:
+                r = run_sandboxed("print('wb-sandbox-ok')", limits=Limits(wall_s=30))
+                ok = r.status == "ok" and "wb-sandbox-ok" in r.stdout
+            except SandboxError: ok = False
         _NAMESPACES = bool(ok)
     return _NAMESPACES
 
