@@ -6,7 +6,7 @@ two ensembles of them: the mean of their overall scores, and the global objectiv
 Prints, per judge: accuracy (score >= 0.5 means acceptable), ROC AUC, Spearman correlation with the labels,
 time per item, and the mean score by kind of response.
 
-    python bench/judge_benchmark.py              # all 500 items (about 2 minutes here)
+    python bench/judge_benchmark.py              # all 500 items (about 7 minutes on 2 cores)
     python bench/judge_benchmark.py --tasks 20   # the first 20 queries only
 """
 import argparse, json, os, sys
