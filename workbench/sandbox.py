@@ -73,26 +73,22 @@ def sandbox_python() -> str:
         if os.path.exists(p): return p
     return os.path.realpath(getattr(sys, "_base_executable", sys.executable))
 
-_NAMESPACES = None
+_NAMESPACES, _NAMESPACES_LOCK = None, threading.RLock()
 def namespaces_available() -> bool:
     """Whether this process can build the isolated sandbox: new network, PID and mount namespaces and the read-only
     root. Checked once, by running a trivial program in the whole sandbox, so a host that allows `unshare` but not
     the mounts falls back to the limits alone (and `enforced` says so) instead of failing every run."""
     global _NAMESPACES
-    if _NAMESPACES is None:
-        ok = os.geteuid() == 0 and all(shutil.which(t, path="/usr/sbin:/usr/bin:/sbin:/bin") for t in ("unshare", "setpriv", "chroot"))
-        if ok:
-            try:
-                r = subprocess.run(["unshare", "--net", "--pid", "--fork", "--mount", "--", "true"], capture_output=True, timeout=10)
-                ok = r.returncode == 0
-            except (OSError, subprocess.TimeoutExpired): ok = False
-        if ok:
-            _NAMESPACES = True                                  # provisionally, for the probe run
-            try:
-                r = run_sandboxed("print('wb-sandbox-ok')", limits=Limits(wall_s=30))
-                ok = r.status == "ok" and "wb-sandbox-ok" in r.stdout
-            except SandboxError: ok = False
-        _NAMESPACES = bool(ok)
+    with _NAMESPACES_LOCK:
+        if _NAMESPACES is None:
+            ok = os.geteuid() == 0 and all(shutil.which(t, path="/usr/sbin:/usr/bin:/sbin:/bin") for t in ("unshare", "setpriv", "chroot"))
+            if ok:
+                _NAMESPACES = True                              # provisionally, for the probe run (the lock is reentrant: the probe asks again)
+                try:
+                    r = run_sandboxed("print('wb-sandbox-ok')", limits=Limits(wall_s=30))
+                    ok = r.status == "ok" and "wb-sandbox-ok" in r.stdout
+                except SandboxError: ok = False
+            _NAMESPACES = bool(ok)
     return _NAMESPACES
 
 # %% ../nbs/12_sandbox.ipynb #7764d18e
