@@ -10,7 +10,7 @@ from typing import Optional
 from .events import Event
 
 # %% auto #0
-__all__ = ['ProgressSink', 'fmt_duration', 'LineSink', 'WandbSink']
+__all__ = ['ProgressSink', 'fmt_duration', 'LineSink', 'fmt_number', 'WandbSink']
 
 # %% ../nbs/05a_sinks.ipynb #fbec44f2
 class ProgressSink:
@@ -70,6 +70,18 @@ class LineSink:
             self._print(f"step {e.step:,}: checkpoint {d['path']}" + (" (new best)" if d.get("best") else ""))
         elif e.kind == "status" and d["status"] != "running":
             self._print(f"step {e.step:,}: {d['status']}" + (f" ({d['error']})" if "error" in d else ""))
+
+# %% ../nbs/05a_sinks.ipynb #5e5795ab
+def fmt_number(x, digits: int = 4) -> str:
+    "`x` for people: thousands separators, `digits` significant digits, no exponent above 1e-4; '-' for None, NaN and inf."
+    if x is None or isinstance(x, str): return "-" if x is None else x
+    if isinstance(x, bool): return "yes" if x else "no"
+    if isinstance(x, int): return f"{x:,}"
+    x = float(x)
+    if not math.isfinite(x): return "-"
+    if x == round(x) and abs(x) < 1e15 or abs(x) >= 10 ** digits: return f"{round(x):,}"
+    return f"{x:,.{digits}g}"
+
 
 # %% ../nbs/05a_sinks.ipynb #fe535a62
 class WandbSink:
