@@ -1,11 +1,12 @@
 "`workbench batch`: a grid of real papermill jobs, K at a time, killed with SIGKILL and resumed; on a local Ray cluster."
-import json, os, signal, socket, subprocess, sys, time
+import json, os, re, signal, socket, subprocess, sys, time
 from pathlib import Path
 
 import psutil
 import pytest
 
 from conftest import ROOT, WORKBENCH, offline_page, wait_for, workbench
+from workbench.sinks import fmt_number
 from workbench.store import RunStore
 
 TRAIN = ROOT / "nbs" / "experiments" / "train.ipynb"
@@ -77,12 +78,18 @@ def test_batch_killed_then_resumed(tmp_path):
     rows = store.jobs(batch_id=summary["id"])
     assert len(rows) == 4 and {j["status"] for j in rows} == {"finished"}
     assert all(store.get_run(j["result"]["run_id"])["status"] == "finished" for j in rows)
-    # The comparison report: one row per parameter set with its final score, the curves overlaid, offline.
+    # The comparison report: one row per job with its final score, the scores over seeds with a labelled ±,
+    # the curves grouped by learning rate (mean, min-max band, faint seeds), plotly.js inlined, numbers for people.
     page = (batch_dir / "index.html").read_text()
     for job_id, s in after.items():
-        assert f"jobs/{job_id}/index.html" in page and f"{s['result']['mean_return']:.4g}" in page
-    assert page.count("seed=1 learning_rate=0.001") >= 1 and "Over seeds" in page and "plotly.js v" in page
-    assert '<script src="http' not in page
+        assert f"jobs/{job_id}/index.html" in page and fmt_number(s['result']['mean_return']) in page
+    assert f"<title>batch {summary['id']} · finished · 4/4 finished · train.ipynb · Workbench</title>" in page
+    assert "<th>mean_return (mean ± sd over seeds)</th>" in page and "ci95_low (mean" not in page
+    for lr in ("0.001", "0.0025"):
+        assert f'"learning_rate={lr}: mean of 2 seeds"' in page and f'"learning_rate={lr}: min-max over 2 seeds"' in page
+    assert "plotly.js v" in page and '<script src="http' not in page
+    seen = re.sub(r"<script\b.*?</script>", "", page, flags=re.S)
+    assert "e+0" not in seen and "<td data-value='4096'>4,096</td>" in seen
     index = (tmp_path / "reports" / "index.html").read_text()
     assert f"{summary['id']}/index.html" in index and "4/4" in index
 
@@ -95,6 +102,7 @@ def test_batch_report_renders_offline(tmp_path):
     report = Path(tmp_path / json.loads(r.stdout.strip().splitlines()[-1])["report"])
     with offline_page(report) as (page, requests):
         page.wait_for_selector(".js-plotly-plot svg.main-svg", timeout=30000)
+        assert page.title().startswith(f"batch {report.parent.name} · finished · 2/2 finished")
         assert page.locator(".js-plotly-plot .scatterlayer .trace").count() >= 2   # one curve per job, at least
         page.locator("th", has_text="mean_return").first.click()
         assert not [u for u in requests if not u.startswith(("file:", "data:", "blob:", "about:"))]

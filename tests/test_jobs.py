@@ -53,10 +53,13 @@ def test_run_executes_and_records(train_job):
     # The report: parameters, result and environment at the top; the chart's data; plotly.js inlined once.
     page = (job_dir / "index.html").read_text()
     assert "<td>seed</td><td>3</td>" in page and "mean_return" in page and "world size" in page
+    assert f"<title>{record['id']} · finished · train.ipynb · Workbench</title>" in page
+    assert "<td>global_step</td><td>4,096</td>" in page and "<td>total_timesteps</td><td>4,096</td>" in page
     assert page.count("plotly.js v") >= 1 and "require.min.js" not in page
     assert "<script src=\"http" not in page and "<link href=\"http" not in page   # nothing from a CDN
     index = (tmp / "reports" / "index.html").read_text()
-    assert f"{record['id']}/index.html" in index and "mean_return" in index
+    assert f"{record['id']}/index.html" in index and "mean_return" in index and "<td data-value='4096'>4,096</td>" in index
+    assert "<title>Reports · 1 job(s) · Workbench</title>" in index
 
 
 def test_run_streams_progress_while_running(train_job):

@@ -171,12 +171,16 @@ def _job_line(job: dict, state: dict, log: Path) -> str:
     return f"{job['id']} ({_point_text(job['point'])}) {state.get('status')} in {state.get('duration') or 0:.1f} s{tail}"
 
 def run_batch(batch_dir: Union[str, Path], max_parallel: int = 1, ray_address: Optional[str] = None,
-              announce: Callable[[str], None] = print, progress_every_s: float = 10.0) -> dict:
+              announce: Callable[[str], None] = print, progress_every_s: float = 10.0, plotly: Optional[str] = None) -> dict:
     """Run the unfinished jobs of the batch planned in `<batch_dir>/batch.json`, `max_parallel` at a time,
-    then write its comparison report; returns the batch record (status finished, failed or interrupted)."""
+    then write its comparison report; returns the batch record (status finished, failed or interrupted).
+    `plotly` ('inline' or 'shared', see `workbench.report`; None: the batch's earlier choice, else inline) is kept
+    in `batch.json` for the jobs' reports and the comparison."""
+    from workbench.report import check_plotly_mode
     batch_dir = Path(batch_dir)
     batch = json.loads((batch_dir / "batch.json").read_text())
     if max_parallel < 1: raise JobError(f"--max-parallel must be at least 1, got {max_parallel}")
+    plotly = check_plotly_mode(plotly or batch.get("plotly") or "inline")
     jobs = batch["jobs"]
     done = [j for j in jobs if job_state(batch_dir, j["id"]).get("status") == "finished"]
     todo = [j for j in jobs if j not in done]
@@ -184,7 +188,7 @@ def run_batch(batch_dir: Union[str, Path], max_parallel: int = 1, ray_address: O
     if done: announce(f"batch {batch['id']}: {len(done)} of {len(jobs)} jobs already finished; running the other {len(todo)}")
     else: announce(f"batch {batch['id']}: {len(jobs)} jobs, {max_parallel} at a time")
     launcher = RayLauncher(ray_address, batch["processes"]) if ray_address else None
-    batch.update(status="running", max_parallel=max_parallel, ray=ray_address, started_at=time.time(),
+    batch.update(status="running", max_parallel=max_parallel, ray=ray_address, plotly=plotly, started_at=time.time(),
                  resumed=len(done) > 0, ran=[j["id"] for j in todo])
     atomic_write_text(batch_dir / "batch.json", json.dumps(batch, indent=2))
     running, pending, interrupted = {}, list(todo), False
@@ -228,7 +232,7 @@ def run_batch(batch_dir: Union[str, Path], max_parallel: int = 1, ray_address: O
                  ended_at=time.time(), finished=finished)
     atomic_write_text(batch_dir / "batch.json", json.dumps(batch, indent=2))
     from workbench.report import build_batch_report, build_index
-    build_batch_report(batch_dir); build_index(batch_dir.parent)
+    build_batch_report(batch_dir, plotly=plotly); build_index(batch_dir.parent)
     return batch
 
 def _raise_interrupt(signum, frame): raise KeyboardInterrupt
@@ -258,7 +262,7 @@ def batch_job_main(argv: Optional[list] = None) -> int:
     try:
         record = run_job(batch["notebook"], job["parameters"], out=batch_dir / "jobs", runs_dir=batch["runs_dir"],
                          processes=batch["processes"], cpu=batch["cpu"], job_id=job_id, batch_id=batch["id"],
-                         stream=True, index=False)
+                         stream=True, index=False, plotly=batch.get("plotly") or "inline")
     except KeyboardInterrupt:   # stopped before the job started, or after it was recorded
         print(f"job {job_id}: stopped", flush=True)
         return 130

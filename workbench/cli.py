@@ -13,8 +13,8 @@ from typing import Optional, get_type_hints
 # %% auto #0
 __all__ = ['ALIASES', 'JUDGE_NAMES', 'Parser', 'fail', 'add_config_flags', 'build_config', 'cmd_train', 'load_policy', 'cmd_eval',
            'eval_trading', 'cmd_envs', 'cmd_serve', 'collect_parameters', 'cmd_run', 'cmd_batch', 'cmd_report',
-           'add_job_flags', 'cmd_export', 'make_judges', 'cmd_judge_score', 'cmd_judge_benchmark', 'make_parser',
-           'main']
+           'add_job_flags', 'add_plotly_flag', 'cmd_export', 'make_judges', 'cmd_judge_score', 'cmd_judge_benchmark',
+           'make_parser', 'main']
 
 # %% ../nbs/09_cli.ipynb #8426bc6a
 class Parser(argparse.ArgumentParser):
@@ -195,7 +195,7 @@ def cmd_run(args) -> int:
     values = collect_parameters(args.notebook, args.parameter, args.file)
     prepare_job(args.notebook, values, args.runs_dir)             # every check before anything is created
     record = run_job(args.notebook, values, out=args.out, runs_dir=args.runs_dir, processes=args.processes,
-                     cpu=args.cpu, stream=not args.quiet)
+                     cpu=args.cpu, stream=not args.quiet, plotly=args.plotly)
     if args.json: print(json.dumps(record, default=str))
     else:
         err = record.get("error") or {}
@@ -222,7 +222,7 @@ def cmd_batch(args) -> int:
         batch_dir.mkdir(parents=True)
         atomic_write_text(batch_dir / "batch.json", json.dumps(plan, indent=2))
     announce = (lambda m: None) if args.quiet else (lambda m: print(m, flush=True))
-    batch = run_batch(batch_dir, args.max_parallel, args.ray, announce)
+    batch = run_batch(batch_dir, args.max_parallel, args.ray, announce, plotly=args.plotly)
     if args.json: print(json.dumps({k: batch[k] for k in ("id", "status", "finished", "ran")} | {"report": str(batch_dir / "index.html")}))
     else:
         print(f"batch {batch['id']} {batch['status']}: {batch['finished']} of {len(batch['jobs'])} jobs finished")
@@ -240,8 +240,8 @@ def cmd_report(args) -> int:
     batches = [d for d in dirs if (d / "batch.json").exists()] if args.jobs else sorted(p.parent for p in root.glob("*/batch.json"))
     if args.jobs:   # a named batch rebuilds its jobs' reports too
         dirs = [j for d in dirs for j in ([d] if (d / "job.json").exists() else sorted(p.parent for p in d.glob("jobs/*/job.json")))]
-    built = [build_report(d) for d in dirs if (d / "notebook.ipynb").exists()]
-    for b in batches: build_batch_report(b)
+    built = [build_report(d, plotly=args.plotly) for d in dirs if (d / "notebook.ipynb").exists()]
+    for b in batches: build_batch_report(b, plotly=args.plotly)
     index = build_index(root)
     print(f"rebuilt {len(built)} report(s), {len(batches)} batch report(s) and {index}")
     return 0
@@ -256,6 +256,13 @@ def add_job_flags(p: argparse.ArgumentParser, settable: str, each: str = "") -> 
     p.add_argument("--cpu", action="store_true", help="train on CPU even where a GPU is present")
     p.add_argument("--out", default="reports", help="reports folder (default: reports)")
     p.add_argument("--runs-dir", default="runs", help="run store folder (default: runs; passed to a runs_dir parameter)")
+
+def add_plotly_flag(p: argparse.ArgumentParser, default: Optional[str] = "inline", note: str = "") -> None:
+    "`--plotly inline|shared`: where the reports get plotly.js (`run`, `batch` and `report`)."
+    from workbench.report import PLOTLY_MODES, STATIC_DIR
+    p.add_argument("--plotly", choices=PLOTLY_MODES, default=default,
+                   help=f"plotly.js in each report page (inline: ~5 MB a page, each page works alone) or one copy per reports "
+                        f"folder, <out>/{STATIC_DIR}/, that pages load by a relative path (shared); default: inline{note}")
 
 def cmd_export(args) -> int:
     "Export a checkpoint's greedy policy to ONNX and check it against torch with onnxruntime."
@@ -394,6 +401,7 @@ def make_parser(argv: Optional[list[str]] = None) -> Parser:
                        description="Execute a parameterised notebook with papermill (or N processes through accelerate "
                                    "launch) into <out>/<job>/notebook.ipynb, and build <out>/<job>/index.html.")
     add_job_flags(r, "-p may set")
+    add_plotly_flag(r)
     r.add_argument("--quiet", action="store_true", help="do not stream the notebook's output")
     r.add_argument("--json", action="store_true", help="print the job's record as one JSON line")
     r.set_defaults(func=cmd_run)
@@ -401,6 +409,7 @@ def make_parser(argv: Optional[list[str]] = None) -> Parser:
                        description="Run the cross product of --grid values as separate jobs of NOTEBOOK, K at a time, into "
                                    "<out>/<batch>/, then write the comparison report <out>/<batch>/index.html.")
     add_job_flags(b, "--grid and -p may set", " of every job")
+    add_plotly_flag(b, None, ", or with --resume what the batch used")
     b.add_argument("--grid", action="append", metavar="NAME=V1,V2", help="values of one parameter (repeatable; the jobs are the cross product)")
     b.add_argument("--max-parallel", type=int, default=1, help="jobs running at once (default: 1)")
     b.add_argument("--resume", nargs="?", const="latest", metavar="BATCH",
@@ -412,6 +421,7 @@ def make_parser(argv: Optional[list[str]] = None) -> Parser:
     o = sub.add_parser("report", help="rebuild reports and their index", description="Rebuild job reports and reports/index.html.")
     o.add_argument("jobs", nargs="*", help="job or batch ids to rebuild (default: all)")
     o.add_argument("--out", default="reports", help="reports folder (default: reports)")
+    add_plotly_flag(o)
     o.set_defaults(func=cmd_report)
     return p
 

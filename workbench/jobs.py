@@ -235,11 +235,15 @@ def _stops_deferred():
 
 def run_job(notebook: Union[str, Path], values: Optional[dict] = None, out: Union[str, Path] = "reports",
             runs_dir: Union[str, Path] = "runs", processes: int = 1, cpu: bool = False, job_id: Optional[str] = None,
-            batch_id: Optional[str] = None, stream: bool = True, report: bool = True, index: bool = True) -> dict:
+            batch_id: Optional[str] = None, stream: bool = True, report: bool = True, index: bool = True,
+            plotly: str = "inline") -> dict:
     """Check, record, execute and report one notebook job; returns the job's record (its `status` says how it ended:
-    finished, failed, or interrupted by SIGINT/SIGTERM). `index` rebuilds `<out>/index.html` (a batch builds its own)."""
+    finished, failed, or interrupted by SIGINT/SIGTERM). `index` rebuilds `<out>/index.html` (a batch builds its own);
+    `plotly` is the report's plotly.js: 'inline' in the page, or 'shared' once per reports folder."""
+    from workbench.report import check_plotly_mode
     notebook = Path(notebook)
     if processes < 1: raise JobError(f"--processes must be at least 1, got {processes}")
+    check_plotly_mode(plotly)
     _, values = prepare_job(notebook, dict(values or {}), runs_dir)
     store = RunStore(runs_dir)
     job_id = job_id or new_run_id(notebook.stem)
@@ -279,7 +283,7 @@ def run_job(notebook: Union[str, Path], values: Optional[dict] = None, out: Unio
         record["report"] = str(job_dir / "index.html") if report and (job_dir / "notebook.ipynb").exists() else None
         if record["report"]:
             from workbench.report import build_report
-            build_report(job_dir, record)
+            build_report(job_dir, record, plotly=plotly)
         store.update_job(job_id, status=record["status"], ended_at=ended, duration=record["duration"],
                          report_path=record["report"], error=failure["error"] if failure else None, result=result)
         atomic_write_text(job_dir / "job.json", json.dumps(record, indent=2))   # last: a finished job.json means all is there
