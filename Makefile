@@ -1,11 +1,14 @@
-# The two commands (see README): `make demo` and `make test`.
-.PHONY: demo test setup export clean-nbs bench
+# The commands in the README: `make demo`, `make test` and `make lab`.
+.PHONY: demo test lab setup export clean-nbs bench
 
 demo:        ## set up .venv, train the default agent on CartPole, evaluate it, print the run folder
 	bash tools/demo.sh
 
 test:        ## set up .venv, run nbdev_test on the notebooks and pytest on tests/
 	bash tools/test.sh
+
+lab:         ## set up .venv, open JupyterLab on 127.0.0.1 (token) at the tutorial; LAB_ARGS="--no-browser --port 8899" go to jupyter lab
+	bash tools/lab.sh $(LAB_ARGS)
 
 setup:
 	bash tools/setup.sh

@@ -88,9 +88,20 @@ def test_live_page_in_a_browser(server):
             status = get(f"{server.base}/api/status")[1]
             assert [s["status"] for s in status["sessions"]] == ["running"]
             run_id = status["sessions"][0]["run_id"]
+            # The URL names the session, so a reload comes back to it (checked after the stop).
+            wait_for(lambda: page.evaluate("location.href").endswith(f"/live?run={run_id}"), timeout=30, what="?run= in the URL")
+
+            # The run's own page, drawn from the store, follows it while it trains.
+            run_page = browser.new_page(viewport={"width": 1400, "height": 1100})
+            run_page.goto(f"{server.base}/run?id={run_id}")
+            sps = run_page.locator(".wb-run-chart-sps .js-plotly-plot")
+            last_step = lambda: sps.evaluate("el => el.data && el.data[0].x.length ? el.data[0].x[el.data[0].x.length - 1] : 0")
+            drawn = wait_for(last_step, timeout=60, what="the run page's throughput chart")
+            wait_for(lambda: last_step() > drawn, timeout=30, what="the run page to follow the run")
+            run_page.close()
 
             # Pause: the step counter stops.
-            step_count = lambda: int(page.locator(".wb-step-count").inner_text())
+            step_count = lambda: int(page.locator(".wb-step-count").inner_text().replace(",", ""))
             page.get_by_role("button", name="Pause").click()
             page.locator(".wb-status-value").get_by_text("paused").wait_for(timeout=30_000)
             paused_at = step_count()
@@ -121,6 +132,9 @@ def test_live_page_in_a_browser(server):
             wait_for(lambda: store.get_run(run_id)["status"] == "stopped", timeout=30, what="the store to record the stop")
             assert [c for c in store.checkpoints(run_id) if c["reason"] == "stop"]
             page.locator(".wb-log").get_by_text("set learning_rate=0.0005 from app: applied").wait_for(timeout=10_000)
+            page.reload()                                        # the session is still picked
+            page.locator(".wb-status-value").get_by_text("stopped").wait_for(timeout=60_000)
+            assert page.locator(".wb-session-picker select").input_value() == f"{run_id} (stopped)"
             ARTIFACTS.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(ARTIFACTS / "live_dashboard.png"), full_page=True)
 

@@ -21,7 +21,47 @@ if [ ! -x /usr/bin/chromium ]; then
   fi
 fi
 
+# JupyterLab in .venv (`make lab`) makes no network calls of its own: no "get notified about
+# official Jupyter news?" prompt, no news or update checks, an extension manager that lists what
+# is installed without asking PyPI, and a python3 kernelspec that names .venv's python. Written on
+# every run (before the early return below), changing files only where they differ.
+lab_settings() {
+  "$VENV/bin/python" - "$VENV" <<'EOF'
+import json, os, sys
+venv = os.path.abspath(sys.argv[1])
+
+def update(path, merge):
+    "Apply `merge` to the JSON file at `path` (created if missing); write only if that changed it."
+    try:
+        old = json.load(open(path)) if os.path.exists(path) else {}
+        new = merge(json.loads(json.dumps(old)))
+        if new != old:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w") as f: json.dump(new, f, indent=2); f.write("\n")
+    except (OSError, ValueError, LookupError, AttributeError) as e:
+        print(f"[setup] could not write the lab's offline settings into {path} ({e!r}): fix or delete that file", file=sys.stderr)
+
+def settings(d):    # JupyterLab's defaults for every user of this environment
+    d.setdefault("@jupyterlab/apputils-extension:notification", {}).update(fetchNews="false", checkForUpdates=False)
+    return d
+
+def server(d):
+    d.setdefault("LabApp", {}).update(news_url=None, extension_manager="readonly",
+                                      check_for_updates_class="jupyterlab.NeverCheckForUpdate")
+    return d
+
+def kernel(d):
+    if d and d["argv"][0] in ("python", "python3"): d["argv"][0] = os.path.join(venv, "bin", "python")
+    return d
+
+update(f"{venv}/share/jupyter/lab/settings/overrides.json", settings)
+update(f"{venv}/etc/jupyter/jupyter_lab_config.json", server)
+update(f"{venv}/share/jupyter/kernels/python3/kernel.json", kernel)
+EOF
+}
+
 if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$want" ] && [ -x "$VENV/bin/workbench" ]; then
+  lab_settings
   exit 0
 fi
 
@@ -44,5 +84,6 @@ fi
 say "installing workbench and its dependencies"
 "${pip[@]}" --no-build-isolation -e ".[dev]"
 
+lab_settings
 echo "$want" > "$STAMP"
 say "done: $("$VENV/bin/python" -c 'import torch, pufferlib; print("torch", torch.__version__, "pufferlib", pufferlib.__version__)')"

@@ -222,6 +222,7 @@ class PPOTrainer:
         self.recent_returns = collections.deque(maxlen=100)
         self.best_score, self.last_eval = None, None
         self.status, self.paused, self._stop = "created", False, False
+        self.paused_seconds = 0.0   # time spent paused: left out of steps per second
         self.checkpoints = CheckpointManager(self.run_dir / "checkpoints", cfg.run.keep_last) if self.run_dir else None
         if resume is not None: self.load_state(resume)
         self._build_buffer()
@@ -419,9 +420,12 @@ def apply_control(self: PPOTrainer, control) -> None:
 def apply_controls(self: PPOTrainer) -> None:
     "Apply queued controls; while paused, wait for more until resumed or stopped."
     for c in self.controls.pending(): self.apply_control(c)
+    if not self.paused: return
+    t0 = time.perf_counter()
     while self.paused and not self._stop:
         c = self.controls.wait(0.1)
         if c is not None: self.apply_control(c)
+    self.paused_seconds += time.perf_counter() - t0
 
 PPOTrainer.set_hparams, PPOTrainer.apply_control, PPOTrainer.apply_controls = set_hparams, apply_control, apply_controls
 
@@ -479,7 +483,7 @@ def _set_status(self: PPOTrainer, status: str, **data):
 
 def fit(self: PPOTrainer) -> dict:
     "Train until `total_timesteps` or a stop; returns a summary (run_dir, global_step, sps, returns, best checkpoint)."
-    cfg, start_step, t_start = self.cfg, self.global_step, time.perf_counter()  # live `set` replaces self.cfg.ppo only
+    cfg, start_step, t_start, paused0 = self.cfg, self.global_step, time.perf_counter(), self.paused_seconds  # live `set` replaces self.cfg.ppo only
     self._set_status("running", resumed=start_step > 0)
     try:
         while self.global_step < cfg.ppo.total_timesteps:
@@ -495,7 +499,7 @@ def fit(self: PPOTrainer) -> dict:
             self.update_count += 1
             self.scheduler.step()
             t2 = time.perf_counter()
-            elapsed = t2 - t_start
+            elapsed = t2 - t_start - (self.paused_seconds - paused0)   # paused time is not training time
             stats.update({"perf/sps": (self.global_step - start_step) / elapsed, "perf/update_time": t2 - t1,
                           "perf/rollout_time": t1 - t0, "perf/processes": self.accelerator.num_processes, "charts/learning_rate": self.optimizer.param_groups[0]["lr"],
                           "charts/update": self.update_count, "charts/ent_coef": self.cfg.ppo.ent_coef,
@@ -518,7 +522,7 @@ def fit(self: PPOTrainer) -> dict:
         raise
     finally:
         self.vecenv.close()
-    elapsed = time.perf_counter() - t_start
+    elapsed = time.perf_counter() - t_start - (self.paused_seconds - paused0)
     best = self.checkpoints.best_path if self.checkpoints and self.checkpoints.best_path.exists() else None
     return {"run_dir": str(self.run_dir) if self.run_dir else None, "global_step": self.global_step,
             "updates": self.update_count, "status": self.status,

@@ -16,11 +16,11 @@ import param
 from ..trainer import TrainConfig, SECTIONS
 from ..env import resolve_env
 from .session import TrainingSession, MetricHistory, LIVE_KNOBS
-from ..sinks import fmt_duration
+from ..sinks import fmt_duration, fmt_number
 
 # %% auto #0
-__all__ = ['COLORS', 'CHARTS', 'chart_figure', 'chart_tail', 'LiveView', 'field_widget', 'ConfigForm', 'TrainingDashboard',
-           'refresh']
+__all__ = ['COLORS', 'CHARTS', 'KNOB_LABELS', 'chart_figure', 'chart_tail', 'LiveView', 'setup_notebook', 'fallback_note',
+           'field_widget', 'ConfigForm', 'knob_widget', 'TrainingDashboard', 'status_line', 'refresh']
 
 # %% ../../nbs/06b_app.dashboard.ipynb #8ff59450
 COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e")
@@ -84,41 +84,75 @@ def chart_tail(history: MetricHistory, name: str, drawn: dict) -> Optional[dict]
 
 # %% ../../nbs/06b_app.dashboard.ipynb #4a1d9117
 from panel.custom import JSComponent
-from panel.models.plotly import PlotlyPlot
 
 _PLOTLY_CSS = (pathlib.Path(pn.__file__).parent / "dist" / "css" / "models" / "plotly.css")
 
 class LiveView(JSComponent):
-    "Progress bar, status line and plotly charts, drawn once from the parameters, then updated by messages (`push`)."
+    "Title, progress, status, charts and event log of a run: drawn from the parameters when a view opens, then updated by messages (`push`)."
     figures = param.Dict(default={}, doc="chart name -> plotly figure dict")
+    title = param.String("", doc="the heading (HTML)")
     status = param.String("", doc="the status line (HTML)")
     progress = param.Number(0.0, bounds=(0, 1), doc="fraction of the run done")
+    alert = param.String("", doc="an error to show above the charts (text; empty: none)")
+    log = param.List(default=[], doc="event log entries, newest first: {time, step, kind, text}")
+    view_id = param.String(default="", doc="names this view's fallback note (`fallback_note`), removed once it renders")
     config = param.Dict(default={"displaylogo": False, "responsive": True}, doc="plotly config")
 
-    __javascript__ = PlotlyPlot.__javascript__
     _stylesheets = [_PLOTLY_CSS.read_text() if _PLOTLY_CSS.exists() else "", """
+      :host { font-family: var(--jp-ui-font-family, -apple-system, "Segoe UI", Roboto, sans-serif); }
+      .wb-title h3 { margin: 4px 0; font-size: 16px; }
       .wb-progress { height: 10px; background: #e9ecef; border-radius: 5px; overflow: hidden; margin: 6px 0; }
       .wb-progress-bar { height: 100%; background: #0072b5; }
       .wb-status { font-size: 14px; margin: 4px 0 8px 0; }
+      .wb-alert { color: #842029; background: #f8d7da; border: 1px solid #f5c2c7; border-radius: 4px; padding: 6px 10px; margin: 4px 0; }
       .wb-charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(420px, 1fr)); gap: 6px; width: 100%; }
-      .wb-chart { min-height: 280px; }"""]
+      .wb-chart { min-height: 280px; min-width: 0; }
+      .wb-events-head { margin-top: 8px; font-size: 14px; }
+      .wb-filter button { font-size: 12px; margin-left: 4px; border: 1px solid #ccc; background: white; border-radius: 3px; cursor: pointer; }
+      .wb-filter button.on { background: #0072b5; color: white; border-color: #0072b5; }
+      .wb-log { max-height: 220px; overflow-y: auto; font-family: monospace; font-size: 12px; margin-top: 4px; }
+      .wb-log .control { color: #0b5394; } .wb-log .status { font-weight: bold; } .wb-log .eval { color: #555; }"""]
     _esm = """
+    const LOG_SIZE = 1000
+    const KINDS = {all: null, controls: ["control", "status"], evaluations: ["eval"], checkpoints: ["checkpoint"]}
     function plotly() {
       return new Promise(done => { const poll = () => window.Plotly ? done(window.Plotly) : setTimeout(poll, 50); poll() })
     }
     function div(cls, parent) { const d = document.createElement("div"); d.className = cls; parent.appendChild(d); return d }
+    function esc(s) { return String(s).replace(/[&<>"']/g, c => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"})[c]) }
     export function render({ model, el }) {
       const root = document.createElement("div")
+      const title = div("wb-title", root)
       const bar = div("wb-progress-bar", div("wb-progress", root))
       const status = div("wb-status", root)
+      const alert = div("wb-alert", root)
       const grid = div("wb-charts", root)
-      const show = (html, fraction) => {
-        if (html !== undefined) status.innerHTML = html
-        if (fraction !== undefined) bar.style.width = `${(100 * fraction).toFixed(1)}%`
+      const events = div("wb-events", root)
+      const head = div("wb-events-head", events)
+      head.innerHTML = "<b>Events</b> <span class='wb-filter'></span>"
+      const log = div("wb-log", events)
+      let filter = "all", entries = model.log
+      for (const name of Object.keys(KINDS)) {
+        const b = document.createElement("button"); b.textContent = name; b.className = `wb-filter-${name}` + (name === filter ? " on" : "")
+        b.onclick = () => { filter = name; for (const o of head.querySelectorAll("button")) o.classList.toggle("on", o === b); showLog() }
+        head.querySelector(".wb-filter").appendChild(b)
       }
-      show(model.status, model.progress)
-      model.on("status", () => show(model.status))
-      model.on("progress", () => show(undefined, model.progress))
+      const showLog = () => {
+        const kinds = KINDS[filter]
+        const rows = entries.filter(e => !kinds || kinds.includes(e.kind)).slice(0, 200)
+        log.innerHTML = rows.map(e => `<div class="${esc(e.kind)}">[${esc(e.time)}] step ${esc(e.step)}: ${esc(e.text)}</div>`).join("")
+          || "<i>no events yet</i>"
+      }
+      const show = (m) => {
+        if (m.title !== undefined) title.innerHTML = m.title
+        if (m.status !== undefined) status.innerHTML = m.status
+        if (m.progress !== undefined) bar.style.width = `${(100 * m.progress).toFixed(1)}%`
+        if (m.alert !== undefined) { alert.textContent = m.alert; alert.style.display = m.alert ? "" : "none" }
+        if (m.log !== undefined) { entries = m.log; showLog() }
+        if (m.log_new !== undefined) { entries = m.log_new.concat(entries).slice(0, LOG_SIZE); showLog() }
+      }
+      show({title: model.title, status: model.status, progress: model.progress, alert: model.alert, log: model.log})
+      for (const name of ["title", "status", "progress", "alert", "log"]) model.on(name, () => show({[name]: model[name]}))
       const plots = {}
       let ready = plotly()
       const chain = (work) => { ready = ready.then(work).catch(e => console.error("workbench live view:", e)) }
@@ -131,7 +165,7 @@ class LiveView(JSComponent):
       draw()
       model.on("figures", draw)
       model.on("msg:custom", (msg) => {
-        show(msg.status, msg.progress)
+        show(msg)
         if (msg.extend) chain(() => {
           for (const [name, ext] of Object.entries(msg.extend)) {
             const gd = plots[name]
@@ -143,22 +177,52 @@ class LiveView(JSComponent):
       model.on("after_layout", resize)
       model.on("resize", resize)
       model.on("remove", () => { for (const gd of Object.values(plots)) if (window.Plotly) window.Plotly.purge(gd) })
+      // It rendered: drop the note that says it did not, and ask for the current state (a reloaded page
+      // shows the view as the notebook saved it, which may be long out of date).
+      if (model.view_id) for (const n of document.querySelectorAll(`.wb-fallback[data-wb-view="${model.view_id}"]`)) n.remove()
+      model.send_msg({type: "view"})
       return root
     }
     """
 
-    def push(self, status: Optional[str] = None, progress: Optional[float] = None, extend: Optional[dict] = None) -> None:
-        """Send what changed to every open view as one message: a new status line, progress, and points to append
-        (chart name -> `chart_tail` output). The parameters keep the latest values for views opened later."""
-        msg = {}
-        if status is not None and status != self.status: msg["status"] = status
-        if progress is not None and progress != self.progress: msg["progress"] = progress
+    def __init__(self, **params):
+        super().__init__(**params)
+        self.on_view = None   # called (no arguments) when a view of this component opens in a page
+
+    def _handle_msg(self, msg) -> None:
+        if isinstance(msg, dict) and msg.get("type") == "view" and self.on_view is not None: self.on_view()
+
+    def push(self, extend: Optional[dict] = None, log_new: Optional[list] = None, **state) -> None:
+        """Send what changed to every open view as one message: any of `title`, `status`, `progress`, `alert`, new log
+        entries (newest first) and points to append (chart name -> `chart_tail` output). The parameters keep the latest
+        values for views opened later."""
+        msg = {k: v for k, v in state.items() if v is not None and v != getattr(self, k)}
+        if log_new: msg["log_new"], msg["log"] = log_new, (log_new + self.log)[:1000]
         tails = {k: v for k, v in (extend or {}).items() if v and v["traces"]}
         if tails: msg["extend"] = tails
         if not msg: return
         with param.discard_events(self):   # not synced: the message carries them
-            self.param.update({k: msg[k] for k in ("status", "progress") if k in msg})
+            self.param.update({k: v for k, v in msg.items() if k not in ("extend", "log_new")})
+        if "log" in msg: msg.pop("log")   # the views add the new entries themselves
         self._send_msg(msg)
+
+# %% ../../nbs/06b_app.dashboard.ipynb #dd05392f
+_notebook_ready = False
+
+def setup_notebook(**kwargs) -> None:
+    "Set this notebook up for Workbench's views: Panel with plotly, every script and stylesheet from the installed packages (no CDN)."
+    global _notebook_ready
+    pn.extension("plotly", inline=True, **kwargs)
+    _notebook_ready = True
+
+def fallback_note(view_id: str, delay_s: float = 8.0) -> str:
+    "One line of HTML that appears after `delay_s` unless the view `view_id` renders (and removes it) first."
+    return (f"<div class='wb-fallback' data-wb-view='{html.escape(view_id)}' style='visibility:hidden;"
+            f"animation:wb-fallback-show 0s {delay_s:g}s forwards;color:#664d03;background:#fff3cd;padding:4px 8px'>"
+            "The Workbench dashboard did not load here: its JavaScript did not run. Open the notebook in JupyterLab "
+            "(<code>make lab</code>), run <code>setup_notebook()</code> from <code>workbench.app.dashboard</code> (everything comes "
+            "from the installed packages, no internet needed), then this cell again.</div>"
+            "<style>@keyframes wb-fallback-show { to { visibility: visible } }</style>")
 
 # %% ../../nbs/06b_app.dashboard.ipynb #4d1bba2b
 def field_widget(name: str, tp, value, doc: str = ""):
@@ -188,8 +252,8 @@ class ConfigForm(pn.viewable.Viewer):
                 w.param.watch(self._validate, "value")
                 row.append(w)
             tabs.append((section.upper() if section == "ppo" else section.title(), pn.FlexBox(*row)))
-        self.message = pn.pane.Alert("", alert_type="danger", visible=False, css_classes=["wb-config-error"],
-                                     sizing_mode="stretch_width")
+        self.message = pn.widgets.StaticText(value="", visible=False, css_classes=["wb-config-error"], sizing_mode="stretch_width",
+                                             styles={"color": "#842029", "background": "#f8d7da", "padding": "4px 8px"})
         self._layout = pn.Column(pn.Tabs(*tabs, sizing_mode="stretch_width"), self.message, sizing_mode="stretch_width")
 
     def values(self) -> dict:
@@ -204,24 +268,35 @@ class ConfigForm(pn.viewable.Viewer):
             self.error = str(e)
         else:
             self.value, self.error = cfg, None
-        self.message.object, self.message.visible = html.escape(self.error or ""), self.error is not None
+        self.message.value, self.message.visible = html.escape(self.error or ""), self.error is not None
 
     def __panel__(self): return self._layout
 
 # %% ../../nbs/06b_app.dashboard.ipynb #8c7beffa
+KNOB_LABELS = {"learning_rate": "learning rate", "ent_coef": "entropy coef", "clip_coef": "clip coef"}
+
+def knob_widget(session: TrainingSession, name: str):
+    "A widget for the live knob `name` with the bounds of the session's parameter (not bound to it: the view says who moved it)."
+    p, kw = session.param[name], dict(name=KNOB_LABELS[name], value=getattr(session, name), css_classes=[f"wb-knob-{name}"])
+    if name == "learning_rate":
+        return pn.widgets.FloatInput(start=1e-8, step=1e-4, format="0.[000000]", width=150, **kw)
+    lo, hi = p.softbounds
+    return pn.widgets.EditableFloatSlider(start=lo, end=hi, fixed_start=p.bounds[0], step=0.001 if hi <= 0.1 else 0.01,
+                                          width=200, **kw)
+
 class TrainingDashboard(pn.viewable.Viewer):
     "Live controls, charts, progress and log of one `TrainingSession`."
     session = param.ClassSelector(class_=TrainingSession)
     period_ms = param.Integer(500, bounds=(50, None), doc="how often the page polls the session (status, progress, log)")
     chart_period_s = param.Number(1.0, bounds=(0, None), doc="charts are redrawn at most this often (seconds)")
-    control_source = param.String("app", doc="recorded as the source of this view's controls")
+    control_source = param.String("app", doc="recorded as the source of this view's controls and knob changes")
     can_control = param.Boolean(True, doc="False: a read-only view (no form, buttons or knobs)")
 
     def __init__(self, **params):
         super().__init__(**params)
         s = self.session if self.session is not None else TrainingSession()
-        self.session, self._drawn, self._callback = s, None, None
-        self._charts_drawn, self._charts_at = None, 0.0
+        self.session, self._drawn, self._callback, self._syncing = s, None, None, False
+        self._charts_drawn, self._charts_at, self._log_drawn = None, 0.0, None
         self.form = ConfigForm(value=s.config)
         self.form.param.watch(lambda e: setattr(s, "config", e.new) if s.trainer is None else None, "value")
         self.start_button = pn.widgets.Button(name="Start", button_type="primary", width=110, css_classes=["wb-start"])
@@ -232,26 +307,16 @@ class TrainingDashboard(pn.viewable.Viewer):
         self.pause_button.on_click(self._on_pause)
         self.stop_button.on_click(lambda _: self._act(s.stop))
         self.checkpoint_button.on_click(lambda _: self._act(s.checkpoint))
-        self.knobs = [
-            pn.widgets.FloatInput.from_param(s.param.learning_rate, name="learning rate", step=1e-4, format="0.[000000]",
-                                             width=150, css_classes=["wb-knob-learning_rate"]),
-            pn.widgets.EditableFloatSlider.from_param(s.param.ent_coef, name="entropy coef", step=0.001, width=200,
-                                                      css_classes=["wb-knob-ent_coef"]),
-            pn.widgets.EditableFloatSlider.from_param(s.param.clip_coef, name="clip coef", step=0.01, width=200,
-                                                      css_classes=["wb-knob-clip_coef"])]
-        self.alert = pn.pane.Alert("", alert_type="danger", visible=False, sizing_mode="stretch_width")
-        self.title = pn.pane.HTML("", css_classes=["wb-title"], sizing_mode="stretch_width")
-        self.live = LiveView(sizing_mode="stretch_width", css_classes=["wb-live"])
+        self.knobs = {name: knob_widget(s, name) for name in LIVE_KNOBS}
+        for name, w in self.knobs.items(): w.param.watch(lambda e, name=name: self._on_knob(name, e.new), "value")
+        self.live = LiveView(sizing_mode="stretch_width", css_classes=["wb-live"], view_id=f"wb-{id(self):x}-{time.time_ns():x}")
+        self.live.on_view = self._on_view
         self._drawn_points: dict = {}
-        self.log_view = pn.pane.HTML("", css_classes=["wb-log"], sizing_mode="stretch_width", max_height=220,
-                                     styles={"overflow-y": "auto", "font-family": "monospace", "font-size": "12px"})
-        controls = pn.Row(self.start_button, self.pause_button, self.stop_button, self.checkpoint_button, *self.knobs,
-                          visible=self.can_control, sizing_mode="stretch_width")
+        self.controls = pn.FlexBox(self.start_button, self.pause_button, self.stop_button, self.checkpoint_button,
+                                   *self.knobs.values(), visible=self.can_control, align_items="end", sizing_mode="stretch_width")
         self.form_card = pn.Card(self.form, title="Settings", collapsed=False, visible=self.can_control,
                                  sizing_mode="stretch_width")
-        self._layout = pn.Column(
-            self.title, controls, self.alert, self.form_card, self.live,
-            pn.pane.HTML("<b>Events</b>"), self.log_view, sizing_mode="stretch_width")
+        self._layout = pn.Column(self.controls, self.form_card, self.live, sizing_mode="stretch_width")
         self.refresh()
 
     def draw_charts(self) -> None:
@@ -267,7 +332,24 @@ class TrainingDashboard(pn.viewable.Viewer):
             self._callback = pn.state.add_periodic_callback(self.refresh, period=self.period_ms)
         return self._layout
 
+    def _ipython_display_(self):
+        "In a notebook: set Panel up if `setup_notebook()` was not called, then the dashboard and its `fallback_note`."
+        from IPython.display import display, HTML
+        if not _notebook_ready: setup_notebook()
+        display(HTML(fallback_note(self.live.view_id)))
+        display(self.__panel__())
+
 # %% ../../nbs/06b_app.dashboard.ipynb #687fcf75
+def status_line(s: TrainingSession) -> str:
+    "The status line of a session (HTML): state, steps of the planned total, steps/s, ETA, returns."
+    best = "" if s.best_score is None else f" · best eval <b>{fmt_number(s.best_score)}</b>"
+    err = f" · <span style='color:#c00'>{html.escape(s.error)}</span>" if s.error else ""
+    rounded = s.total_timesteps != s.config.ppo.total_timesteps
+    total = (f"<span title='{s.config.ppo.total_timesteps:,} asked, rounded up to whole rollouts of "
+             f"{s.config.batch_size:,} steps'>{s.total_timesteps:,}{'*' if rounded else ''}</span>")
+    return (f"<span class='wb-status-value'>{s.status}</span> · step <b class='wb-step-count'>{s.global_step:,}</b> "
+            f"of {total} · {fmt_number(round(s.sps))} steps/s · ETA {fmt_duration(s.eta)} · return {fmt_number(s.last_return)}{best}{err}")
+
 def refresh(self: TrainingDashboard) -> None:
     "Bring every view up to date with the session (only what changed since the last call), in one message."
     with pn.io.hold(): self._refresh()
@@ -276,28 +358,27 @@ def _refresh(self: TrainingDashboard) -> None:
     s = self.session
     key = (s.version, s.status, int(time.time()) if s.status == "running" else 0)
     if key == self._drawn and self._charts_drawn == s.version: return
-    new_data = self._drawn is None or self._drawn[0] != s.version
     self._drawn = key
     started = s.trainer is not None
     live = s.status in ("starting", "running", "paused")
     cfg = s.config
     run = f" <code>{html.escape(s.run_id)}</code>" if s.run_id else ""
-    self.title.object = (f"<h3 style='margin:4px 0'>Training{run}: {html.escape(cfg.env.env)}, {cfg.policy.policy} policy, "
-                         f"{cfg.env.num_envs} envs x {cfg.ppo.num_steps} steps</h3>")
+    title = (f"<h3>Training{run}: {html.escape(cfg.env.env)}, {cfg.policy.policy} policy, "
+             f"{cfg.env.num_envs:,} envs x {cfg.ppo.num_steps:,} steps</h3>")
     self.form_card.visible = self.can_control and not started
     self.start_button.disabled = started
     self.pause_button.disabled = self.stop_button.disabled = self.checkpoint_button.disabled = not live
     self.pause_button.name = "Resume" if s.status == "paused" else "Pause"
-    ret = "-" if s.last_return is None else f"{s.last_return:.1f}"
-    best = "" if s.best_score is None else f" · best eval <b>{s.best_score:.1f}</b>"
-    err = f" · <span style='color:#c00'>{html.escape(s.error)}</span>" if s.error else ""
-    status = (f"<span class='wb-status-value'>{s.status}</span> · step <b class='wb-step-count'>{s.global_step}</b> "
-              f"of {s.total_timesteps:,} · {s.sps:,.0f} steps/s · ETA {fmt_duration(s.eta)} · return {ret}{best}{err}")
-    progress = min(1.0, s.global_step / max(1, s.total_timesteps))
-    if new_data:
-        rows = [f"<div>[{time.strftime('%H:%M:%S', time.localtime(e['time']))}] step {e['step']:,}: {html.escape(e['text'])}</div>"
-                for e in reversed(list(s.log))]
-        self.log_view.object = "".join(rows[:100]) or "<i>no events yet</i>"
+    self._syncing = True
+    try:                                   # knobs follow the session (a change applied, or made from code)
+        for name, w in self.knobs.items():
+            if w.value != getattr(s, name): w.value = getattr(s, name)
+    finally: self._syncing = False
+    log_new = None
+    if self._log_drawn != s._log_count:
+        log_new = [{"time": time.strftime("%H:%M:%S", time.localtime(e["time"])), "step": f"{e['step']:,}", "kind": e["kind"],
+                    "text": e["text"]} for e in reversed(s.log) if e["n"] > (self._log_drawn or 0)]
+        self._log_drawn = s._log_count
     now, tails = time.monotonic(), None
     if self._charts_drawn != s.version and (now - self._charts_at >= self.chart_period_s or not live):
         drawn = dict(self._drawn_points)
@@ -306,19 +387,47 @@ def _refresh(self: TrainingDashboard) -> None:
             self.draw_charts(); tails = None        # the final picture, or a series was thinned: draw anew
         else:
             self._drawn_points, self._charts_drawn, self._charts_at = drawn, s.version, now
-    self.live.push(status=status, progress=progress, extend=tails)
+    self.live.push(title=title, status=status_line(s), progress=min(1.0, s.global_step / max(1, s.total_timesteps)),
+                   log_new=log_new, extend=tails)
 
-def _act(self: TrainingDashboard, action) -> None:
-    "Run a session method for a button, showing its error (if any) on the page."
+def _on_view(self: TrainingDashboard) -> None:
+    """A view opened in a page (maybe a reloaded one, showing the state the notebook saved): send it everything as it is
+    now: the charts from the whole history, the live parts, and each control's state."""
+    with pn.io.hold():
+        self.draw_charts()
+        self._drawn = None
+        self._refresh()
+        self.live.param.trigger("title", "status", "progress", "alert", "log")
+    controls = [(b, "disabled") for b in (self.start_button, self.pause_button, self.stop_button, self.checkpoint_button)] + \
+               [(self.pause_button, "name"), (self.form_card, "visible")] + [(w, "value") for w in self.knobs.values()]
+    values = [getattr(w, name) for w, name in controls]
+    self._syncing = True
+    try:   # Panel sends only changes: set each control to something else, then back, in two messages
+        with pn.io.hold():
+            for (w, name), v in zip(controls, values):
+                setattr(w, name, (not v) if isinstance(v, bool) else (v + " " if isinstance(v, str) else v * 0.5 + 1e-9))
+        with pn.io.hold():
+            for (w, name), v in zip(controls, values): setattr(w, name, v)
+    finally: self._syncing = False
+
+def _act(self: TrainingDashboard, action) -> bool:
+    "Run a session method for a button or knob, showing its error (if any) on the page; True if it went through."
     try:
         action(source=self.control_source)
-        self.alert.visible = False
     except WorkbenchError as e:
-        self.alert.object, self.alert.visible = html.escape(str(e)), True
+        self.live.push(alert=str(e))
+        return False
+    self.live.push(alert="")
+    return True
+
+def _on_knob(self: TrainingDashboard, name: str, value) -> None:
+    if self._syncing: return
+    if not self._act(lambda source: self.session.set_hparams(source=source, **{name: value})):
+        self._drawn = None                         # refused: the next refresh puts the session's value back
 
 def _on_start(self: TrainingDashboard, _=None) -> None:
     if self.form.error:
-        self.alert.object, self.alert.visible = html.escape(self.form.error), True
+        self.live.push(alert=self.form.error)
         return
     self.session.config = self.form.value
     self._act(lambda source: self.session.start())
@@ -330,4 +439,5 @@ def _on_pause(self: TrainingDashboard, _=None) -> None:
     else: self._act(s.pause); self.pause_button.name = "Resume"
 
 TrainingDashboard.refresh, TrainingDashboard._refresh, TrainingDashboard._act = refresh, _refresh, _act
+TrainingDashboard._on_view, TrainingDashboard._on_knob = _on_view, _on_knob
 TrainingDashboard._on_start, TrainingDashboard._on_pause = _on_start, _on_pause

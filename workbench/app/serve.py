@@ -8,7 +8,7 @@ from ..core import WorkbenchError, ConfigError  # first: it quiets two dependenc
 import hmac, html, ipaddress, json, math, os, secrets, threading, time
 from pathlib import Path
 from typing import Optional
-from urllib.parse import quote
+from urllib.parse import parse_qsl, quote, urlencode
 
 import panel as pn
 import param
@@ -16,14 +16,19 @@ import tornado.web
 
 from ..store import RunStore
 from ..trainer import TrainConfig
-from .session import TrainingSession
-from .dashboard import TrainingDashboard, COLORS, _layout
+from ..sinks import fmt_duration, fmt_number
+from .session import TrainingSession, MetricHistory
+from .dashboard import TrainingDashboard, COLORS, CHARTS, chart_figure, _layout
 
 # %% auto #0
-__all__ = ['RUN_COLUMNS', 'PAGES', 'is_loopback', 'check_bind', 'system_snapshot', 'system_line', 'clean_json', 'thin',
-           'performance_summary', 'run_detail', 'metric_series', 'ApiHandler', 'StatusApi', 'RunsApi', 'RunApi',
-           'MetricsApi', 'PerformanceApi', 'NotFoundApi', 'WorkbenchApp', 'page', 'overlay_figure', 'runs_table',
-           'runs_page', 'run_page', 'live_page', 'system_page', 'make_server', 'serve']
+__all__ = ['RUN_COLUMNS', 'LIVE_STATUSES', 'CHART_KEYS', 'OVERLAY_POINTS', 'NOT_SET', 'HPARAMS_CSS', 'RETURN_KEY', 'PAGES',
+           'is_loopback', 'check_bind', 'local_time', 'cpu_busy_percent', 'system_snapshot', 'system_line',
+           'SystemMonitor', 'clean_json', 'thin', 'performance_summary', 'run_detail', 'metric_series', 'ApiHandler',
+           'StatusApi', 'RunsApi', 'RunApi', 'MetricsApi', 'PerformanceApi', 'NotFoundApi', 'run_head', 'event_text',
+           'event_rows', 'checkpoint_rows', 'metric_rows', 'metric_history', 'ema', 'duration_ticks',
+           'first_metric_time', 'overlay_series', 'overlay_figure', 'flatten_config', 'config_diff', 'hparams_html',
+           'WorkbenchApp', 'page', 'runs_table', 'runs_page', 'run_page', 'live_page', 'system_page', 'make_server',
+           'serve']
 
 # %% ../../nbs/06c_app.serve.ipynb #581c8903
 def is_loopback(address: str) -> bool:
@@ -43,12 +48,27 @@ def check_bind(address: str, port: int, token: Optional[str]) -> Optional[str]:
                           f"training runs; pass --token SECRET, or --token auto to generate one")
     return token
 
+# %% ../../nbs/06c_app.serve.ipynb #a1c0e001
+def local_time(t: Optional[float], date: bool = True) -> str:
+    "`t` (seconds since the epoch) as local time, `2026-11-23 19:30:16` (or `19:30:16` without the date); '-' for None."
+    if t is None: return "-"
+    return time.strftime("%Y-%m-%d %H:%M:%S" if date else "%H:%M:%S", time.localtime(t))
+
+# %% ../../nbs/06c_app.serve.ipynb #a1c0e004
+def cpu_busy_percent(before, after) -> Optional[float]:
+    "Percent of the CPU time between two `psutil.cpu_times()` readings that was spent busy (None if none passed)."
+    def total(t): return sum(t) - getattr(t, "guest", 0) - getattr(t, "guest_nice", 0)   # Linux counts guest time in user too
+    def idle(t): return t.idle + getattr(t, "iowait", 0)
+    elapsed = total(after) - total(before)
+    if elapsed <= 0: return None
+    return min(100.0, max(0.0, 100 * (1 - (idle(after) - idle(before)) / elapsed)))
+
 # %% ../../nbs/06c_app.serve.ipynb #496a1c6a
-def system_snapshot() -> dict:
-    "CPU, memory and (when present) GPU use of this machine and process."
+def system_snapshot(cpu_percent: Optional[float] = None) -> dict:
+    "Memory and (when present) GPU use of this machine and process now, with `cpu_percent` as measured by the caller."
     import psutil, torch
     vm, proc = psutil.virtual_memory(), psutil.Process()
-    out = {"cpu_percent": psutil.cpu_percent(interval=None), "cpu_count": psutil.cpu_count(),
+    out = {"time": time.time(), "cpu_percent": cpu_percent, "cpu_count": psutil.cpu_count(),
            "memory_used_gb": (vm.total - vm.available) / 2**30, "memory_total_gb": vm.total / 2**30,
            "memory_percent": vm.percent, "process_rss_gb": proc.memory_info().rss / 2**30, "gpus": []}
     if torch.cuda.is_available():
@@ -61,14 +81,34 @@ def system_snapshot() -> dict:
     return out
 
 def system_line(snap: dict) -> str:
-    "The snapshot as one short line of HTML."
-    parts = [f"CPU {snap['cpu_percent']:.0f}% of {snap['cpu_count']}",
+    "The snapshot as one short line of HTML (when it was measured in its tooltip)."
+    cpu = "-" if snap["cpu_percent"] is None else f"{snap['cpu_percent']:.0f}%"
+    parts = [f"CPU {cpu} of {snap['cpu_count']} cores",
              f"memory {snap['memory_used_gb']:.1f}/{snap['memory_total_gb']:.1f} GB",
              f"this server {snap['process_rss_gb']:.2f} GB"]
     for g in snap["gpus"]:
         util = "-" if g["utilization_percent"] is None else f"{g['utilization_percent']:.0f}%"
         parts.append(f"GPU{g['index']} {util}, {g['memory_used_gb']:.1f}/{g['memory_total_gb']:.1f} GB")
-    return " · ".join(parts)
+    return f"<span class='wb-system-text' title='measured at {local_time(snap['time'], date=False)}'>{' · '.join(parts)}</span>"
+
+# %% ../../nbs/06c_app.serve.ipynb #a1c0e006
+class SystemMonitor:
+    "The machine's use, measured in one place for every page and the API: a new snapshot at most every `min_interval` seconds."
+    def __init__(self, min_interval: float = 1.0):
+        import psutil
+        self.min_interval, self._cpu_times = min_interval, psutil.cpu_times
+        self._lock = threading.Lock()
+        self._times, self._at, self._snap = psutil.cpu_times(), time.monotonic(), None
+
+    def snapshot(self) -> dict:
+        "The latest snapshot, taken anew once the last is `min_interval` old; CPU use is measured since the one before."
+        with self._lock:
+            now = time.monotonic()
+            if self._snap is None or now - self._at >= self.min_interval:
+                times = self._cpu_times()
+                cpu = cpu_busy_percent(self._times, times) if now - self._at >= self.min_interval else None
+                self._snap, self._times, self._at = system_snapshot(cpu), times, now
+            return self._snap
 
 # %% ../../nbs/06c_app.serve.ipynb #eec9d191
 RUN_COLUMNS = ("id", "name", "status", "env", "policy", "global_step", "best_return", "last_return", "created_at",
@@ -176,6 +216,176 @@ class PerformanceApi(ApiHandler):
 class NotFoundApi(ApiHandler):
     def get(self, path): self.reply({"error": f"no API endpoint /api/{path}"}, 404)
 
+# %% ../../nbs/06c_app.serve.ipynb #b2c0e002
+LIVE_STATUSES = ("created", "running", "paused")
+
+def run_head(run: dict, live_link: str = "") -> str:
+    "The top of a run's page (HTML): id, status, env, policy, steps, returns, when it started and how long it ran."
+    end = run["ended_at"] or (time.time() if run["status"] in LIVE_STATUSES else None)
+    took = fmt_duration(end - run["started_at"]) if run["started_at"] and end else "-"
+    return (f"<h3 style='margin:4px 0'>{html.escape(run['id'])}{live_link}</h3>"
+            f"<p>{html.escape(run['status'])} · {html.escape(str(run['env']))} · {html.escape(str(run['policy']))} policy · "
+            f"step {fmt_number(run['global_step'])} · best eval return {fmt_number(run['best_return'])} · "
+            f"last return {fmt_number(run['last_return'])} · started {local_time(run['started_at'] or run['created_at'])} · "
+            f"ran {took}</p>")
+
+# %% ../../nbs/06c_app.serve.ipynb #b2c0e005
+def _short(v) -> str:
+    if isinstance(v, dict): return "{" + ", ".join(f"{k}: {_short(x)}" for k, x in v.items()) + "}"
+    if isinstance(v, (list, tuple)): return "[" + ", ".join(_short(x) for x in v) + "]"
+    if v is None or isinstance(v, (bool, int, float)): return fmt_number(v)
+    return str(v)
+
+def event_text(data, limit: int = 400) -> str:
+    "An event's data as short `key: value` text for people (numbers through `fmt_number`), cut at `limit` characters."
+    text = " · ".join(f"{k}: {_short(v)}" for k, v in data.items()) if isinstance(data, dict) else _short(data)
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+# %% ../../nbs/06c_app.serve.ipynb #b2c0e007
+def event_rows(events: list):
+    "A run's events as a table for people, newest first: local time, step, kind and `event_text`."
+    import pandas as pd
+    rows = [{"time": local_time(e["time"]), "step": fmt_number(e["step"]), "kind": e["kind"], "details": event_text(e["data"])}
+            for e in reversed(events)]
+    return pd.DataFrame(rows, columns=["time", "step", "kind", "details"])
+
+def checkpoint_rows(checkpoints: list, run_dir: Optional[str] = None):
+    "A run's checkpoints as a table: local time, step, why, evaluation score, ✓ for the best, file (within `run_dir`)."
+    import pandas as pd
+    def file(path):
+        try: return str(Path(path).relative_to(run_dir)) if run_dir else path
+        except ValueError: return path
+    rows = [{"time": local_time(c["time"]), "step": fmt_number(c["step"]), "reason": c["reason"] or "-",
+             "score": fmt_number(c["score"]), "best": "✓" if c["is_best"] else "", "file": file(c["path"])} for c in checkpoints]
+    return pd.DataFrame(rows, columns=["time", "step", "reason", "score", "best", "file"])
+
+# %% ../../nbs/06c_app.serve.ipynb #b3c0e002
+CHART_KEYS = tuple(dict.fromkeys(t["key"] for _, traces in CHARTS.values() for t in traces))
+
+def metric_rows(store: RunStore, run_id: str, keys: tuple = CHART_KEYS, after: int = 0) -> list[dict]:
+    "A run's rows of metrics `keys` ({row, step, key, value}) in the order they were written; only those after row `after`."
+    marks = ", ".join("?" * len(keys))
+    if after:   # the table's tail, by row id (`+run_id` keeps SQLite off the index, which would scan the whole run)
+        q, args = f"WHERE rowid > ? AND +run_id = ? AND key IN ({marks})", (after, run_id, *keys)
+    else:
+        q, args = f"WHERE run_id = ? AND key IN ({marks})", (run_id, *keys)
+    return [dict(r) for r in store.db.execute(f"SELECT rowid AS row, step, key, value FROM metrics {q} ORDER BY rowid", args)]
+
+# %% ../../nbs/06c_app.serve.ipynb #b3c0e003
+def metric_history(rows: list, history: Optional[MetricHistory] = None) -> MetricHistory:
+    "Store metric rows (`step`, `key`, `value`) filed into a `MetricHistory` (a new one, or `history`) for `chart_figure`."
+    history = MetricHistory() if history is None else history
+    for r in rows: history.add(r["step"], {r["key"]: r["value"]})
+    return history
+
+# %% ../../nbs/06c_app.serve.ipynb #b4c0e002
+def ema(values: list, weight: float) -> list:
+    "Exponential moving average of `values` with `weight` on the past (0: the values unchanged); None stays None."
+    if not 0 <= weight < 1: raise ConfigError(f"smoothing weight must be in [0, 1) (0 = raw), got {weight}")
+    out, s = [], None
+    for v in values:
+        if v is None: out.append(None); continue
+        s = v if s is None else weight * s + (1 - weight) * v
+        out.append(s)
+    return out
+
+# %% ../../nbs/06c_app.serve.ipynb #b4c0e005
+_TICK_STEPS = (0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400)
+
+def duration_ticks(longest: float, count: int = 6) -> tuple[list, list]:
+    "Round tick positions (seconds, at most `count` steps) up to `longest` for a wall-time axis, and their labels."
+    step = next((s for s in _TICK_STEPS if longest / s <= count), 86400 * math.ceil(longest / count / 86400))
+    values = [round(i * step, 1) for i in range(int(longest / step + 1e-9) + 1)]
+    return values, [f"{v:.1f} s" if step < 1 else fmt_duration(v) for v in values]
+
+# %% ../../nbs/06c_app.serve.ipynb #814caf89
+def first_metric_time(store: RunStore, run_id: str) -> Optional[float]:
+    "When the run wrote its first metric (None before it has one): the zero of its wall-time axis."
+    return store.db.execute("SELECT MIN(time) FROM metrics WHERE run_id = ?", (run_id,)).fetchone()[0]
+
+def overlay_series(store: RunStore, run_ids: list, key: str, starts: Optional[dict] = None) -> dict:
+    "Metric `key` of each run: {run id: {steps, seconds, values}}, seconds since its first metric (`starts` caches those)."
+    starts = {} if starts is None else starts
+    out = {}
+    for rid in run_ids:
+        if starts.get(rid) is None: starts[rid] = first_metric_time(store, rid)
+        rows = store.metrics(rid, key)
+        out[rid] = {"steps": [r["step"] for r in rows], "seconds": [r["time"] - (starts[rid] or r["time"]) for r in rows],
+                    "values": [r["value"] for r in rows]}
+    return out
+
+# %% ../../nbs/06c_app.serve.ipynb #a2c0e001
+OVERLAY_POINTS = 2000   # per run: more only slows the browser down
+
+def overlay_figure(series: dict, key: str, smoothing: float = 0.0, xaxis: str = "steps") -> dict:
+    "One line per run of metric `key` (from `overlay_series`), smoothed by an EMA of weight `smoothing`, against steps or wall time."
+    if xaxis not in ("steps", "wall time"): raise ConfigError(f"xaxis must be 'steps' or 'wall time', got {xaxis!r}")
+    data, longest = [], 0.0
+    for i, (rid, s) in enumerate(series.items()):
+        x = s["steps"] if xaxis == "steps" else s["seconds"]
+        points = thin(list(zip(x, s["values"], ema(s["values"], smoothing))), OVERLAY_POINTS)
+        xs, color = [p[0] for p in points], COLORS[i % len(COLORS)]
+        trace = {"type": "scatter", "mode": "lines", "x": xs, "legendgroup": rid}
+        if xaxis == "wall time":
+            longest = max([longest, *xs])
+            trace.update(text=[fmt_duration(v) for v in xs], hovertemplate="%{text}: %{y}<extra>" + html.escape(rid) + "</extra>")
+        if smoothing:
+            data.append({**trace, "y": [p[1] for p in points], "name": f"{rid} (raw)", "showlegend": False, "opacity": 0.25,
+                         "line": {"color": color, "width": 1}, "hoverinfo": "skip"})
+        data.append({**trace, "y": [p[2] for p in points], "name": rid, "line": {"color": color}})
+    n = len(series)
+    title = f"{key} of {next(iter(series))}" if n == 1 else f"{key} of {n} runs" if n else f"{key}: tick runs to plot them"
+    layout = _layout(title + (f", smoothed (EMA weight {smoothing:g})" if smoothing else ""), key.split("/")[-1])
+    layout.update(height=360, uirevision=f"{key} {xaxis}")   # a new metric or axis starts unzoomed; a refresh keeps the zoom
+    if xaxis == "wall time":
+        values, labels = duration_ticks(longest)
+        layout["xaxis"].update(title={"text": "wall time since the run's first metric"}, tickvals=values, ticktext=labels)
+    return {"data": data, "layout": layout}
+
+# %% ../../nbs/06c_app.serve.ipynb #b5c0e002
+class _NotSet:
+    def __repr__(self): return "not set"
+NOT_SET = _NotSet()
+
+def flatten_config(config: dict, prefix: str = "") -> dict:
+    "A nested config as {'section.setting': value}."
+    out = {}
+    for k, v in (config or {}).items():
+        if isinstance(v, dict) and v: out.update(flatten_config(v, f"{prefix}{k}."))
+        else: out[f"{prefix}{k}"] = v
+    return out
+
+def config_diff(configs: dict) -> dict:
+    "The settings not equal across `configs` (run id -> nested config): {setting: [value per run]}, `NOT_SET` where one lacks it."
+    flat = [flatten_config(c) for c in configs.values()]
+    out = {}
+    for name in dict.fromkeys(n for f in flat for n in f):
+        values = [f.get(name, NOT_SET) for f in flat]
+        if any(v != values[0] for v in values[1:]): out[name] = values
+    return out
+
+# %% ../../nbs/06c_app.serve.ipynb #b5c0e004
+HPARAMS_CSS = """
+table { border-collapse: collapse; font-size: 13px; }
+th, td { border-bottom: 1px solid #e5e5e5; padding: 3px 12px 3px 0; text-align: left; overflow-wrap: anywhere; }
+thead th { font-weight: 600; } tbody th { font-weight: normal; font-family: monospace; }
+.wb-hparams-note { color: #555; font-style: italic; }
+"""
+
+def hparams_html(configs: dict) -> str:
+    "The hyperparameters that differ between runs (run id -> config) as an HTML table, or a sentence saying why there is none."
+    note = lambda text: f"<p class='wb-hparams-note'>{text}</p>"
+    if len(configs) < 2: return note("Tick two or more runs to see the hyperparameters that differ between them.")
+    diff = config_diff(configs)
+    total = len({n for c in configs.values() for n in flatten_config(c)})
+    if not diff: return note(f"The {len(configs)} ticked runs have the same values for all {total} hyperparameters.")
+    head = "".join(f"<th>{html.escape(rid)}</th>" for rid in configs)
+    body = "".join(f"<tr><th>{html.escape(name)}</th>" + "".join(f"<td>{html.escape(_short(v))}</td>" for v in values) + "</tr>"
+                   for name, values in diff.items())
+    return (f"<table><thead><tr><th>setting</th>{head}</tr></thead><tbody>{body}</tbody></table>"
+            + note(f"{total - len(diff)} settings with the same value in {'both' if len(configs) == 2 else f'all {len(configs)}'} "
+                   "runs are not listed."))
+
 # %% ../../nbs/06c_app.serve.ipynb #bd069953
 class WorkbenchApp:
     "The state one `workbench serve` process shares between its pages and its API."
@@ -183,6 +393,7 @@ class WorkbenchApp:
         self.runs_dir, self.token = str(runs_dir), token
         self.store = RunStore(runs_dir)
         self.sessions: dict[str, TrainingSession] = {}
+        self.monitor = SystemMonitor()
         self._lock = threading.Lock()
         self.started_at = time.time()
 
@@ -208,7 +419,7 @@ class WorkbenchApp:
                 "runs_by_status": by_status, "uptime_s": time.time() - self.started_at,
                 "sessions": [{"run_id": s.run_id, "status": s.status, "global_step": s.global_step,
                               "total_timesteps": s.total_timesteps, "sps": s.sps} for s in sessions],
-                "system": system_snapshot()}
+                "system": self.monitor.snapshot()}
 
     def api_routes(self) -> list:
         kw = {"app": self}
@@ -227,6 +438,13 @@ def _session_arg(name: str) -> Optional[str]:
     v = (pn.state.session_args or {}).get(name)
     return v[0].decode() if v else None
 
+def _set_query(loc, name: str, value: Optional[str]) -> None:
+    "Set (or, for an empty value, remove) one query parameter of the URL in the browser (`pn.state.location`), keeping the others."
+    if loc is None: return
+    query = [(k, v) for k, v in parse_qsl((loc.search or "").lstrip("?")) if k != name]
+    if value: query.append((name, value))
+    loc.search = "?" + urlencode(query) if query else ""
+
 def page(app: WorkbenchApp, name: str, body):
     "A Panel page function: header, then `body(app)`, or a refusal without the token."
     def build():
@@ -238,24 +456,16 @@ def page(app: WorkbenchApp, name: str, body):
         suffix = f"?token={quote(token)}" if token else ""
         links = " · ".join(f"<a href='{p}{suffix}'>{'<b>' + p.title() + '</b>' if p == name else p.title()}</a>"
                            for p in ("runs", "live", "system"))
-        sysline = pn.pane.HTML(system_line(system_snapshot()), css_classes=["wb-system-line"], styles={"color": "#555"})
-        pn.state.add_periodic_callback(lambda: setattr(sysline, "object", system_line(system_snapshot())), period=2000)
-        header = pn.Row(pn.pane.HTML(f"<b style='font-size:18px'>Workbench</b> &nbsp; {links}"), pn.Spacer(), sysline,
+        sysline = pn.pane.HTML(system_line(app.monitor.snapshot()), css_classes=["wb-system-line"], styles={"color": "#555"})
+        def tick(): sysline.object = system_line(app.monitor.snapshot())
+        pn.state.add_periodic_callback(tick, period=2000)
+        header = pn.Row(pn.pane.HTML(f"<b style='font-size:18px'>Workbench</b> &nbsp; {links}"), pn.HSpacer(), sysline,
                         sizing_mode="stretch_width", styles={"border-bottom": "1px solid #ddd"})
         return pn.Column(header, body(app, suffix), sizing_mode="stretch_width")
     return build
 
-# %% ../../nbs/06c_app.serve.ipynb #814caf89
-def overlay_figure(store: RunStore, run_ids: list, key: str = "charts/episodic_return") -> dict:
-    "One line per run of metric `key` against step."
-    data = []
-    for i, rid in enumerate(run_ids):
-        rows = store.metrics(rid, key)
-        data.append({"type": "scatter", "mode": "lines", "name": rid, "x": [r["step"] for r in rows],
-                     "y": [r["value"] for r in rows], "line": {"color": COLORS[i % len(COLORS)]}})
-    layout = _layout(f"{key} of the selected runs", key.split("/")[-1])
-    layout["height"] = 360
-    return {"data": data, "layout": layout}
+# %% ../../nbs/06c_app.serve.ipynb #a2c0e003
+RETURN_KEY = "charts/episodic_return"
 
 def runs_table(store: RunStore, suffix: str = ""):
     "The runs as a DataFrame for the table (newest first)."
@@ -265,7 +475,7 @@ def runs_table(store: RunStore, suffix: str = ""):
         link = f"<a href='run?id={quote(r['id'])}{suffix.replace('?', '&')}'>{html.escape(r['id'])}</a>"
         rows.append({"run": link, "id": r["id"], "status": r["status"], "env": r["env"], "policy": r["policy"],
                      "steps": r["global_step"], "best return": r["best_return"], "last return": r["last_return"],
-                     "started": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r["started_at"] or r["created_at"]))})
+                     "started": time.strftime("%m-%d %H:%M", time.localtime(r["started_at"] or r["created_at"]))})
     columns = ["run", "id", "status", "env", "policy", "steps", "best return", "last return", "started"]
     return pd.DataFrame(rows, columns=columns)
 
@@ -273,10 +483,29 @@ def runs_page(app: WorkbenchApp, suffix: str):
     table = pn.widgets.Tabulator(runs_table(app.store, suffix), selectable="checkbox", show_index=False, disabled=True,
                                  hidden_columns=["id"], formatters={"run": {"type": "html"}}, pagination="local",
                                  page_size=25, sizing_mode="stretch_width", css_classes=["wb-runs-table"])
-    chart = pn.pane.Plotly(overlay_figure(app.store, []), sizing_mode="stretch_width", css_classes=["wb-overlay-chart"])
+    metric = pn.widgets.Select(name="Metric", options=[RETURN_KEY], value=RETURN_KEY, width=300, css_classes=["wb-metric"])
+    smoothing = pn.widgets.EditableFloatSlider(name="Smoothing (EMA weight, 0 = raw)", start=0.0, end=0.99, step=0.01,
+                                               value=0.0, width=260, css_classes=["wb-smoothing"])
+    xaxis = pn.widgets.RadioButtonGroup(options=["steps", "wall time"], value="steps", css_classes=["wb-xaxis"],
+                                        align="end")
+    chart = pn.pane.Plotly(overlay_figure({}, RETURN_KEY), sizing_mode="stretch_width", css_classes=["wb-overlay-chart"])
+    hparams = pn.pane.HTML(hparams_html({}), sizing_mode="stretch_width", css_classes=["wb-hparams"], stylesheets=[HPARAMS_CSS])
+    starts, keys = {}, {}     # per run: its first metric's time; its metric keys (read again while it is live)
     def selected() -> list: return [table.value.iloc[i]["id"] for i in table.selection if i < len(table.value)]
-    def redraw(*_): chart.object = overlay_figure(app.store, selected())
+    def keys_of(rid: str, status: str) -> list:
+        if rid not in keys or status in LIVE_STATUSES: keys[rid] = app.store.metric_keys(rid)
+        return keys[rid]
+    def redraw(*_):
+        rids = selected()
+        status = dict(zip(table.value["id"], table.value["status"]))
+        options = sorted({RETURN_KEY, metric.value, *(k for rid in rids for k in keys_of(rid, status.get(rid)))})
+        with pn.io.hold():
+            if options != metric.options: metric.options = options
+            chart.object = overlay_figure(overlay_series(app.store, rids, metric.value, starts), metric.value,
+                                          smoothing.value, xaxis.value)
+            hparams.object = hparams_html({rid: (app.store.get_run(rid) or {}).get("config") for rid in rids})
     table.param.watch(redraw, "selection")
+    for widget in (metric, smoothing, xaxis): widget.param.watch(redraw, "value")
     def refresh():
         keep = selected()
         df = runs_table(app.store, suffix)
@@ -285,37 +514,46 @@ def runs_page(app: WorkbenchApp, suffix: str):
         table.selection = [i for i, rid in enumerate(df["id"]) if rid in keep]
         redraw()
     pn.state.add_periodic_callback(refresh, period=3000)
-    return pn.Column(pn.pane.Markdown(f"### Runs in `{app.runs_dir}`\nTick runs to overlay their return curves; "
-                                      "open one by its id."), table, chart, sizing_mode="stretch_width")
+    return pn.Column(pn.pane.Markdown(f"### Runs in `{app.runs_dir}`\nTick runs to overlay their curves and compare their "
+                                      "hyperparameters; open one by its id."), table,
+                     pn.FlexBox(metric, smoothing, xaxis, align_items="flex-end"), chart,
+                     pn.pane.Markdown("#### Hyperparameters that differ"), hparams, sizing_mode="stretch_width")
 
 # %% ../../nbs/06c_app.serve.ipynb #992dffc5
 def run_page(app: WorkbenchApp, suffix: str):
-    import pandas as pd
     run_id = _session_arg("id")
     run = app.store.get_run(run_id) if run_id else None
     if run is None:
         return pn.pane.Alert(f"No run {html.escape(repr(run_id))} in {html.escape(app.runs_dir)}.", alert_type="warning")
     live = f" (<a href='live?run={quote(run_id)}{suffix.replace('?', '&')}'>watch live</a>)" if run_id in app.live_ids() else ""
     head = pn.pane.HTML("", sizing_mode="stretch_width", css_classes=["wb-run-head"])
-    checkpoints = pn.widgets.Tabulator(pd.DataFrame(), show_index=False, disabled=True, sizing_mode="stretch_width")
-    events = pn.widgets.Tabulator(pd.DataFrame(), show_index=False, disabled=True, sizing_mode="stretch_width",
-                                  pagination="local", page_size=15)
-    charts = {k: pn.pane.Plotly(sizing_mode="stretch_width") for k in ("charts/episodic_return", "charts/learning_rate")}
-    def refresh():
+    charts = {name: pn.pane.Plotly(sizing_mode="stretch_width", height=290, css_classes=["wb-run-chart", f"wb-run-chart-{name}"])
+              for name in CHARTS}
+    tables = dict(show_index=False, disabled=True, sortable=False, sizing_mode="stretch_width", layout="fit_data_stretch")
+    checkpoints = pn.widgets.Tabulator(checkpoint_rows([]), css_classes=["wb-checkpoints"], **tables)
+    events = pn.widgets.Tabulator(event_rows([]), pagination="local", page_size=15, css_classes=["wb-events"],
+                                  formatters={"details": {"type": "textarea"}}, **tables)
+    history, seen = MetricHistory(), {"row": 0, "drawn": False, "checkpoints": None, "events": None}
+    def refresh() -> str:
         r = app.store.get_run(run_id)
-        head.object = (f"<h3>{html.escape(run_id)}{live}</h3><p>{r['status']} · {r['env']} · {r['policy']} policy · "
-                       f"step {r['global_step']:,} · best return {r['best_return']} · last return {r['last_return']}</p>")
-        checkpoints.value = pd.DataFrame(app.store.checkpoints(run_id), columns=["step", "path", "score", "is_best", "reason"])
-        ev = app.store.events(run_id)
-        events.value = pd.DataFrame([{"step": e["step"], "kind": e["kind"], "data": json.dumps(e["data"], default=str)[:200],
-                                      "time": time.strftime("%H:%M:%S", time.localtime(e["time"]))} for e in ev],
-                                    columns=["step", "kind", "data", "time"])
-        for key, pane in charts.items(): pane.object = overlay_figure(app.store, [run_id], key)
+        head.object = run_head(r, live)
+        rows = metric_rows(app.store, run_id, after=seen["row"])
+        if rows or not seen["drawn"]:
+            metric_history(rows, history)
+            seen.update(row=rows[-1]["row"] if rows else seen["row"], drawn=True)
+            for name, pane in charts.items(): pane.object = chart_figure(history, name)
+        cps, evs = app.store.checkpoints(run_id), app.store.events(run_id)
+        if len(cps) != seen["checkpoints"]: checkpoints.value, seen["checkpoints"] = checkpoint_rows(cps, r["run_dir"]), len(cps)
+        if len(evs) != seen["events"]: events.value, seen["events"] = event_rows(evs), len(evs)
         return r["status"]
-    if refresh() in ("created", "running", "paused"): pn.state.add_periodic_callback(refresh, period=2000)
-    return pn.Column(head, pn.Row(*charts.values(), sizing_mode="stretch_width"),
-                     pn.Tabs(("Config", pn.pane.JSON(run["config"], depth=2, sizing_mode="stretch_width")),
-                             ("Checkpoints", checkpoints), ("Events", events), sizing_mode="stretch_width"),
+    if refresh() in LIVE_STATUSES:
+        def tick():
+            if refresh() not in LIVE_STATUSES: callback.stop()     # ended: drawn one last time
+        callback = pn.state.add_periodic_callback(tick, period=2000)
+    return pn.Column(head, pn.GridBox(*charts.values(), ncols=2, sizing_mode="stretch_width"),
+                     pn.Tabs(("Events", events), ("Checkpoints", checkpoints),
+                             ("Config", pn.pane.JSON(run["config"], depth=2, sizing_mode="stretch_width")),
+                             sizing_mode="stretch_width"),
                      sizing_mode="stretch_width")
 
 # %% ../../nbs/06c_app.serve.ipynb #0500e2d5
@@ -328,6 +566,11 @@ def live_page(app: WorkbenchApp, suffix: str):
     wanted = _session_arg("run") or ""
     picker = pn.widgets.Select(name="Session", options=options(), value=wanted if wanted in app.sessions else "",
                                width=420, css_classes=["wb-session-picker"])
+    note = pn.pane.Alert("", alert_type="info", visible=False, sizing_mode="stretch_width", css_classes=["wb-live-note"])
+    if wanted and wanted not in app.sessions:
+        note.object = (f"Run <code>{html.escape(wanted)}</code> is not a session of this server (it was trained elsewhere, "
+                       f"or before the server restarted): <a href='run?id={quote(wanted)}{suffix.replace('?', '&')}'>see its page</a>.")
+        note.visible = True
     def show(*_):
         rid = picker.value
         if rid:
@@ -338,21 +581,28 @@ def live_page(app: WorkbenchApp, suffix: str):
         dash = TrainingDashboard(session=session, control_source="app")
         dash.form.widgets["runs_dir"].disabled = True    # this server shows the runs of its own runs folder
         container.objects = [dash]
-    picker.param.watch(show, "value")
+    location = pn.state.location
+    def picked(event):
+        _set_query(location, "run", event.new)
+        note.visible = False
+        show()
+    picker.param.watch(picked, "value")
     pn.state.add_periodic_callback(lambda: picker.param.update(options=options()), period=3000)
     show()
-    return pn.Column(picker, container, sizing_mode="stretch_width")
+    return pn.Column(picker, note, container, sizing_mode="stretch_width")
 
 # %% ../../nbs/06c_app.serve.ipynb #a475901f
 def system_page(app: WorkbenchApp, suffix: str):
     import collections
     samples = collections.deque(maxlen=150)
     table = pn.pane.HTML(sizing_mode="stretch_width", css_classes=["wb-system"])
-    chart = pn.pane.Plotly(sizing_mode="stretch_width")
+    chart = pn.pane.Plotly(sizing_mode="stretch_width", css_classes=["wb-system-chart"])
     def refresh():
-        snap = system_snapshot()
-        samples.append((time.time(), snap))
-        rows = [("CPU", f"{snap['cpu_percent']:.0f}% of {snap['cpu_count']} cores"),
+        snap = app.monitor.snapshot()
+        if samples and samples[-1] is snap: return
+        samples.append(snap)
+        cpu = "-" if snap["cpu_percent"] is None else f"{snap['cpu_percent']:.0f}%"
+        rows = [("CPU", f"{cpu} of {snap['cpu_count']} cores"),
                 ("Memory", f"{snap['memory_used_gb']:.2f} of {snap['memory_total_gb']:.2f} GB ({snap['memory_percent']:.0f}%)"),
                 ("This server", f"{snap['process_rss_gb']:.2f} GB resident")]
         for g in snap["gpus"]:
@@ -360,17 +610,18 @@ def system_page(app: WorkbenchApp, suffix: str):
             rows.append((f"GPU {g['index']} ({html.escape(g['name'])})",
                          f"utilisation {util}, memory {g['memory_used_gb']:.2f} of {g['memory_total_gb']:.2f} GB"))
         if not snap["gpus"]: rows.append(("GPU", "none found"))
+        rows.append(("Measured at", f"<span class='wb-measured'>{local_time(snap['time'], date=False)}</span> (every 2 s)"))
         table.object = "<table>" + "".join(f"<tr><th style='text-align:left;padding-right:16px'>{k}</th><td>{v}</td></tr>"
                                            for k, v in rows) + "</table>"
-        t0 = samples[0][0]
-        xs = [t - t0 for t, _ in samples]
-        data = [{"type": "scatter", "mode": "lines", "name": "CPU %", "x": xs, "y": [s["cpu_percent"] for _, s in samples]},
-                {"type": "scatter", "mode": "lines", "name": "memory %", "x": xs, "y": [s["memory_percent"] for _, s in samples]}]
+        xs = [time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(s["time"])) for s in samples]
+        data = [{"type": "scatter", "mode": "lines", "name": "CPU %", "x": xs, "y": [s["cpu_percent"] for s in samples]},
+                {"type": "scatter", "mode": "lines", "name": "memory %", "x": xs, "y": [s["memory_percent"] for s in samples]}]
         for g in snap["gpus"]:
             data.append({"type": "scatter", "mode": "lines", "name": f"GPU{g['index']} %", "x": xs,
-                         "y": [next((x["utilization_percent"] for x in s["gpus"] if x["index"] == g["index"]), None) for _, s in samples]})
+                         "y": [next((x["utilization_percent"] for x in s["gpus"] if x["index"] == g["index"]), None) for s in samples]})
         layout = _layout("Use over time", "%")
-        layout["xaxis"]["title"]["text"] = "seconds"
+        layout["xaxis"]["title"]["text"] = "local time"
+        layout["yaxis"]["range"] = [0, 100]
         chart.object = {"data": data, "layout": layout}
     refresh()
     pn.state.add_periodic_callback(refresh, period=2000)

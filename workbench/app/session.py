@@ -13,10 +13,11 @@ import param
 from ..events import Event
 from ..trainer import TrainConfig, PPOTrainer
 from ..store import RunStore, StoreSink, new_run_id, default_run_name, open_run, finish_run
+from ..sinks import fmt_number
 
 # %% auto #0
-__all__ = ['LIVE_KNOBS', 'MetricHistory', 'TrainingSession', 'start', 'pause', 'resume', 'stop', 'checkpoint', 'set_hparams',
-           'wait', 'close', 'dashboard']
+__all__ = ['LIVE_KNOBS', 'MetricHistory', 'planned_steps', 'TrainingSession', 'start', 'pause', 'resume', 'stop', 'checkpoint',
+           'set_hparams', 'wait', 'close', 'dashboard']
 
 # %% ../../nbs/06a_app.session.ipynb #f833c8e4
 class MetricHistory:
@@ -64,6 +65,10 @@ class MetricHistory:
 # %% ../../nbs/06a_app.session.ipynb #04fd69c6
 LIVE_KNOBS = ("learning_rate", "ent_coef", "clip_coef")
 
+def planned_steps(cfg: TrainConfig) -> int:
+    "The steps a run of `cfg` takes: `total_timesteps` rounded up to whole rollouts of `num_envs` x `num_steps`."
+    return -(-cfg.ppo.total_timesteps // cfg.batch_size) * cfg.batch_size
+
 class TrainingSession(param.Parameterized):
     "One training run you can start, watch and steer from a notebook or the app."
     config = param.ClassSelector(class_=TrainConfig, doc="the run's settings (fixed once it starts)")
@@ -75,21 +80,22 @@ class TrainingSession(param.Parameterized):
     status = param.String("idle", constant=True, doc="idle, starting, running, paused, stopped, finished or failed")
     run_id = param.String(None, allow_None=True, constant=True)
     global_step = param.Integer(0, constant=True)
-    total_timesteps = param.Integer(0, constant=True)
-    sps = param.Number(0.0, constant=True, doc="steps per second since the start")
+    total_timesteps = param.Integer(0, constant=True, doc="the steps the run takes (`planned_steps`: whole rollouts)")
+    sps = param.Number(0.0, constant=True, doc="steps per second of training (time spent paused left out)")
     last_return = param.Number(None, allow_None=True, constant=True, doc="mean return of the episodes of the last update")
     best_score = param.Number(None, allow_None=True, constant=True, doc="best greedy evaluation return so far")
     error = param.String(None, allow_None=True, constant=True)
     version = param.Integer(0, constant=True, doc="goes up with every event; views redraw when it changes")
 
-    def __init__(self, config: Optional[TrainConfig] = None, max_points: int = 1000, **params):
+    def __init__(self, config: Optional[TrainConfig] = None, max_points: int = 1000, log_size: int = 200, **params):
         config = config if config is not None else TrainConfig()
         ppo = config.ppo
         super().__init__(config=config, learning_rate=ppo.learning_rate, ent_coef=ppo.ent_coef,
                          clip_coef=ppo.clip_coef, **params)
-        with param.edit_constant(self): self.total_timesteps = ppo.total_timesteps
+        with param.edit_constant(self): self.total_timesteps = planned_steps(config)
         self.history = MetricHistory(max_points)
-        self.log: collections.deque = collections.deque(maxlen=200)
+        self._logs: dict[str, collections.deque] = collections.defaultdict(lambda: collections.deque(maxlen=log_size))
+        self._log_count = 0
         self.trainer: Optional[PPOTrainer] = None
         self.run_dir, self.summary, self.exception = None, None, None
         self.started_at: Optional[float] = None
@@ -104,13 +110,18 @@ class TrainingSession(param.Parameterized):
         self._syncing = True
         try:
             self.param.update(**{k: getattr(self.config.ppo, k) for k in LIVE_KNOBS})
-            with param.edit_constant(self): self.total_timesteps = self.config.ppo.total_timesteps
+            self._set(total_timesteps=planned_steps(self.config))
         finally: self._syncing = False
 
     @property
     def running(self) -> bool:
         "True while the training thread is alive."
         return self._thread is not None and self._thread.is_alive()
+
+    @property
+    def log(self) -> list[dict]:
+        "The event log, oldest first: the last `log_size` entries of each kind (evaluations never push out controls)."
+        return sorted((e for q in list(self._logs.values()) for e in list(q)), key=lambda e: e["n"])
 
     @property
     def eta(self) -> Optional[float]:
@@ -124,7 +135,8 @@ def _set(self: TrainingSession, **values):
         self.param.update(**values, version=self.version + 1)
 
 def _note(self: TrainingSession, step: int, kind: str, text: str):
-    self.log.append({"time": time.time(), "step": int(step), "kind": kind, "text": text})
+    self._log_count += 1
+    self._logs[kind].append({"n": self._log_count, "time": time.time(), "step": int(step), "kind": kind, "text": text})
 
 TrainingSession._set, TrainingSession._note = _set, _note
 
@@ -143,9 +155,9 @@ def start(self: TrainingSession) -> TrainingSession:
     self.config, self.trainer, self.started_at = cfg, trainer, time.time()
     trainer.bus.subscribe(StoreSink(store, run_id))
     trainer.bus.subscribe(self._on_event)
-    self._set(run_id=run_id, total_timesteps=cfg.ppo.total_timesteps, error=None)
+    self._set(run_id=run_id, total_timesteps=planned_steps(cfg), error=None)
     self._note(0, "status", f"run {run_id} starting: {cfg.env.env}, {cfg.policy.policy} policy, "
-                            f"{cfg.ppo.total_timesteps:,} steps")
+                            f"{planned_steps(cfg):,} steps")
 
     def run():
         try: self.summary = trainer.fit()
@@ -178,16 +190,16 @@ def _on_event(self: TrainingSession, e: Event) -> None:
         self._set(status=d["status"], global_step=e.step, **({"error": d["error"]} if "error" in d else {}))
         self._note(e.step, "status", f"status: {d['status']}" + (f" ({d['error']})" if "error" in d else ""))
     elif e.kind == "checkpoint":
-        extra = f" (new best, eval return {d['score']:.1f})" if d.get("best") else ""
+        extra = f" (new best, eval return {fmt_number(d['score'])})" if d.get("best") else ""
         self._note(e.step, "checkpoint", f"checkpoint ({d.get('reason', '')}): {d['path']}{extra}")
         self._set(**({"best_score": d["score"]} if d.get("best") and d.get("score") is not None else {}))
     elif e.kind == "eval":
         self.history.add(e.step, {"eval/mean_return": d.get("mean_return")})
-        self._note(e.step, "eval", f"evaluation: mean return {d['mean_return']:.1f} ± {d['std_return']:.1f} "
+        self._note(e.step, "eval", f"evaluation: mean return {fmt_number(d['mean_return'])} ± {fmt_number(d['std_return'])} (sd) "
                                    f"over {d['episodes']} episodes")
         self._set()
     elif e.kind == "control":
-        what = d["action"] + ("" if d["action"] != "set" else " " + ", ".join(f"{k}={v:g}" for k, v in d["args"].items()))
+        what = d["action"] + ("" if d["action"] != "set" else " " + ", ".join(f"{k}={fmt_number(v)}" for k, v in d["args"].items()))
         self._note(e.step, "control", f"{what} from {d['source']}: " + ("applied" if d["ok"] else f"refused: {d.get('error')}"))
         if d["action"] == "set" and d["ok"]:   # reflect a change made elsewhere (code, another view) in the knobs
             self._syncing = True
@@ -225,7 +237,7 @@ def _on_knob(self: TrainingSession, *events):
     if self._syncing: return
     changes = {e.name: e.new for e in events}
     if self.trainer is None: self.config = self.config.replace(**changes)
-    elif self.running: self._controls().set(source="app", **changes)   # a knob moved (a widget, or code setting the parameter)
+    elif self.running: self._controls().set(source="code", **changes)   # code set the parameter (views call set_hparams with their source)
 
 TrainingSession._controls, TrainingSession._on_knob = _controls, _on_knob
 TrainingSession.pause, TrainingSession.resume, TrainingSession.stop = pause, resume, stop
