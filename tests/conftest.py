@@ -1,5 +1,6 @@
-import contextlib, json, os, subprocess, sys, time
+import contextlib, json, os, re, subprocess, sys, time
 from pathlib import Path
+from urllib.parse import urlparse
 
 import pytest
 
@@ -40,6 +41,40 @@ def runs_dir(tmp_path):
 
 
 CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+# Every URL a page may not request: anything but http(s)/ws(s) to loopback (data:, blob: and file: URLs are not
+# requests out). Route these to abort; routing every URL ("**/*") breaks JupyterLab's kernel websocket.
+NOT_LOOPBACK = re.compile(r"^(?!((https?|wss?)://(127\.0\.0\.1|localhost)[:/]|data:|blob:|file:))")
+LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1"}
+# Tags that make a browser fetch something, and module imports (plotly's "connected" renderer, nbconvert's mermaid).
+FETCHES = re.compile(r"<(?:script|link)\b[^>]*?\s(?:src|href)\s*=\s*[\"']?([^\"'\s>]+)|\bimport\s*\(?\s*[\"']([^\"']+)[\"']", re.I)
+
+
+@contextlib.contextmanager
+def loopback_only_page(width: int = 1280, height: int = 1000):
+    "A page in headless Chromium whose requests beyond loopback are aborted; yields (page, the URLs it was refused)."
+    assert os.path.exists(CHROMIUM), "Debian's chromium is missing: tools/setup.sh installs it (apt-get install -y chromium)"
+    from playwright.sync_api import sync_playwright
+    blocked = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            context = browser.new_context(viewport={"width": width, "height": height})
+            context.route(NOT_LOOPBACK, lambda route: (blocked.append(route.request.url), route.abort()))
+            yield context.new_page(), blocked
+        finally:
+            browser.close()
+
+
+def remote_fetches(page: str) -> list[str]:
+    "The URLs in `page`'s <script src>, <link href> and module imports that point at a server other than loopback."
+    out = []
+    for m in FETCHES.finditer(page):
+        url = m.group(1) or m.group(2)
+        if re.match(r"(?i)(https?:)?//", url) and (urlparse(url if ":" in url.split("/")[0] else "http:" + url).hostname or "") not in LOOPBACK_HOSTS:
+            out.append(url)
+    return out
 
 
 @contextlib.contextmanager

@@ -4,12 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, TINY, WORKBENCH, last_json, wait_for, workbench
+from conftest import CHROMIUM, CHROMIUM_ARGS, ROOT, TINY, WORKBENCH, last_json, wait_for, workbench
 from workbench.store import RunStore
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
 ARTIFACTS = Path(os.environ.get("WORKBENCH_TEST_ARTIFACTS", ROOT / "test-artifacts"))
 
 

@@ -4,15 +4,10 @@ from pathlib import Path
 
 import psutil, pytest
 
-from conftest import ROOT, wait_for
+from conftest import ROOT, loopback_only_page, wait_for
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
 ARTIFACTS = Path(os.environ.get("WORKBENCH_TEST_ARTIFACTS", ROOT / "test-artifacts"))
 VENV_PYTHON = str(ROOT / ".venv" / "bin" / "python")
-# Every URL that is not loopback: the lab must request none of them.
-NOT_LOOPBACK = re.compile(r"^(?!(https?|wss?)://(127\.0\.0\.1|localhost)[:/])")
 
 
 def free_port() -> int:
@@ -137,27 +132,18 @@ def test_settings_turn_news_off(lab):
 
 def test_lab_in_a_browser_is_offline(lab):
     "Open /lab in Chromium with every non-loopback request aborted: the lab renders, asks nothing about news, requests nothing outside."
-    from playwright.sync_api import sync_playwright
-    assert os.path.exists(CHROMIUM), "Debian's chromium is missing: tools/setup.sh installs it (apt-get install -y chromium)"
-    blocked, requested = [], []
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            context = browser.new_context(viewport={"width": 1400, "height": 900})
-            context.route(NOT_LOOPBACK, lambda route: (blocked.append(route.request.url), route.abort()))
-            page = context.new_page()
-            page.on("request", lambda request: requested.append(request.url))
-            page.goto(f"{lab.base}/lab?token={lab.token}")
-            page.locator(".jp-LabShell").wait_for(timeout=90_000)
-            page.locator(".jp-Launcher").wait_for(timeout=90_000)       # shown once the lab has restored
-            page.get_by_text("Python 3 (ipykernel)").first.wait_for(timeout=30_000)
-            page.wait_for_load_state("networkidle", timeout=30_000)
-            page.wait_for_timeout(2_000)                                   # the news question would come right after restoring
-            ARTIFACTS.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(ARTIFACTS / "lab.png"))
-            assert page.get_by_text("official Jupyter news").count() == 0
-            assert page.locator(".Toastify__toast").count() == 0
-        finally:
-            browser.close()
+    requested = []
+    with loopback_only_page(1400, 900) as (page, blocked):
+        page.on("request", lambda request: requested.append(request.url))
+        page.goto(f"{lab.base}/lab?token={lab.token}")
+        page.locator(".jp-LabShell").wait_for(timeout=90_000)
+        page.locator(".jp-Launcher").wait_for(timeout=90_000)       # shown once the lab has restored
+        page.get_by_text("Python 3 (ipykernel)").first.wait_for(timeout=30_000)
+        page.wait_for_load_state("networkidle", timeout=30_000)
+        page.wait_for_timeout(2_000)                                   # the news question would come right after restoring
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "lab.png"))
+        assert page.get_by_text("official Jupyter news").count() == 0
+        assert page.locator(".Toastify__toast").count() == 0
     assert blocked == [], blocked
     assert not [u for u in requested if "/lab/api/news" in u or "/lab/api/update" in u], requested

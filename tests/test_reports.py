@@ -10,26 +10,11 @@ import plotly
 import pytest
 from plotly.offline import get_plotlyjs_version
 
-from conftest import CHROMIUM, ROOT, workbench
+from conftest import CHROMIUM, ROOT, remote_fetches, workbench
 from workbench.sinks import fmt_number
 
 TRAIN = ROOT / "nbs" / "experiments" / "train.ipynb"
 SMALL = ["-p", "total_timesteps", "4096", "-p", "eval_episodes", "5", "-p", "eval_every", "8", "-p", "device", "cpu"]
-LOOPBACK = {"127.0.0.1", "localhost", "::1"}
-# Tags that make a browser fetch something, and module imports (plotly's "connected" renderer, nbconvert's mermaid).
-FETCHES = re.compile(r"<(?:script|link)\b[^>]*?\s(?:src|href)\s*=\s*[\"']?([^\"'\s>]+)|\bimport\s*\(?\s*[\"']([^\"']+)[\"']", re.I)
-
-
-def remote_fetches(page: str) -> list[str]:
-    "The URLs in `page`'s <script src>, <link href> and module imports that point at a server other than loopback."
-    out = []
-    for m in FETCHES.finditer(page):
-        url = m.group(1) or m.group(2)
-        if re.match(r"(?i)(https?:)?//", url) and (urlparse(url if ":" in url.split("/")[0] else "http:" + url).hostname or "") not in LOOPBACK:
-            out.append(url)
-    return out
-
-
 def visible_text(page: str) -> str:
     "What a reader sees of `page`: no scripts, styles or tags."
     page = re.sub(r"<(script|style)\b.*?</\1>", " ", page, flags=re.S | re.I)

@@ -1,24 +1,15 @@
 "The live-training tutorial in a real JupyterLab, driven cell by cell in Chromium with the network out of reach."
-import json, os, re, secrets, shutil, signal, subprocess, sys, time, urllib.request
+import json, os, re, secrets, signal, subprocess, sys, time, urllib.request
 from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, wait_for
-from test_app import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, free_port
+from conftest import ROOT, loopback_only_page, remote_fetches, wait_for
+from test_app import ARTIFACTS, free_port
 from workbench.store import RunStore
 
 VENV_BIN = Path(sys.executable).parent
 LOOPBACK = re.compile(r"^(https?|wss?)://(127\.0\.0\.1|localhost)[:/]")
-NOT_LOOPBACK = re.compile(r"^(?!(https?|wss?)://(127\.0\.0\.1|localhost)[:/])")   # data:, blob: and file: are not requests out
-EXTERNAL_SOURCE = re.compile(r"""(?:src|href)\s*=\s*\\?["']?(https?:)?//(?!127\.0\.0\.1|localhost)[^"'\s>]+""", re.I)
-
-
-def external_sources(text: str) -> list[str]:
-    "Script and stylesheet addresses in `text` (HTML or a notebook's JSON) that point beyond loopback."
-    return [m.group(0) for m in EXTERNAL_SOURCE.finditer(text)]
-
-
 LOADER_LISTS = re.compile(r"\b(?:js_urls|css_urls|js_modules)\s*=\s*(\[[^\]]*\])")
 
 
@@ -31,20 +22,17 @@ def notebook_external_sources(nb: dict) -> list[str]:
         for out in cell.get("outputs", []):
             for mime, data in out.get("data", {}).items():
                 text = "".join(data) if isinstance(data, list) else data if isinstance(data, str) else json.dumps(data)
-                if mime == "text/html": found += external_sources(text)
+                if mime == "text/html": found += remote_fetches(text)
                 elif "javascript" in mime or "holoviews_load" in mime:
                     found += [u for lst in LOADER_LISTS.findall(text) for u in re.findall(r"(?:https?:)?//[^'\"\s,\]]+", lst)
                               if not LOOPBACK.match(u)]
     return found
 
 
-def test_external_sources_finds_what_it_should():
-    assert external_sources('<script src="https://cdn.x.org/a.js"></script><link href=//cdn.y/b.css>') == [
-        'src="https://cdn.x.org/a.js', "href=//cdn.y/b.css"]
-    assert external_sources('<script src="http://127.0.0.1:8888/static/a.js"></script><a>https://x.org</a>') == []
-    nb = {"cells": [{"outputs": [{"data": {"text/html": "<b>ok</b>", "application/javascript": 'js_urls = ["https://cdn.x/bokeh.js"]; '
-                                                                                               'x = "https://plotly.com/"'}}]}]}
-    assert notebook_external_sources(nb) == ["https://cdn.x/bokeh.js"]
+def test_notebook_external_sources_finds_what_it_should():
+    html, js = "<b>ok</b><script src='https://cdn.y/a.js'></script>", 'js_urls = ["https://cdn.x/b.js"]; x = "https://plotly.com/"'
+    nb = {"cells": [{"outputs": [{"data": {"text/html": html, "application/javascript": js}}]}]}
+    assert notebook_external_sources(nb) == ["https://cdn.y/a.js", "https://cdn.x/b.js"]
 
 
 def saved_with_outputs(path: Path) -> bool:
@@ -100,108 +88,104 @@ def lab(tmp_path):
 def test_tutorial_live_in_jupyterlab(lab):
     """Run the tutorial cell by cell: the dashboard renders from the installed packages, moves while the kernel
     answers other cells, pauses, takes a learning-rate change (recorded with its source) and comes back after a reload."""
-    from playwright.sync_api import sync_playwright
-    blocked, errors = [], []
+    errors, console = [], []
     shots = ARTIFACTS / "tutorial_in_lab"
     shots.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    with loopback_only_page() as (page, blocked):
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.on("console", lambda m: console.append(f"{m.type}: {m.text}"[:300]))
+        page.goto(f"{lab.base}/lab/tree/tutorial.ipynb?token={lab.token}")
+        cells = page.locator(".jp-Notebook .jp-Cell")
+        cells.first.wait_for(timeout=90_000)
+        page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").wait_for(timeout=90_000)
+        run_button = page.locator("jp-button[data-command='notebook:run-cell-and-select-next']")
+        position = [0]
+
+        def run_until(text: str):
+            "Run cells in order up to and including the first code cell whose source contains `text`."
+            while True:
+                cell = cells.nth(position[0])
+                position[0] += 1
+                source = cell.locator(".jp-InputArea-editor").inner_text()
+                cell.locator(".jp-InputArea-prompt").click()
+                run_button.click()
+                if "jp-CodeCell" in (cell.get_attribute("class") or ""):
+                    prompt = cell.locator(".jp-InputArea-prompt")
+                    wait_for(lambda: re.search(r"\[\d+\]", prompt.inner_text()), timeout=180, what=f"the cell {source[:60]!r} to run")
+                    assert not cell.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']").filter(
+                        has_text="Traceback").count(), f"{source[:60]!r} failed"
+                    if text in source: return cell
+
+        run_until("session.dashboard(")
+        step_count = page.locator(".wb-live .wb-step-count")
+        step_count.wait_for(timeout=60_000)
+        steps = lambda: int(step_count.inner_text().replace(",", "") or -1)
+        wait_for(lambda: steps() == 0, timeout=30, what="the dashboard's step counter")
+        assert page.locator(".wb-fallback").count() == 0          # the dashboard rendered and removed its note
+        assert page.locator(".wb-live .wb-chart-return .js-plotly-plot").count() == 1
+        run_until("session.start()")
+        answer = run_until("the kernel answers while it trains")       # another cell runs while the run trains
+        assert re.search(r"running: step [\d,]+ of 5,00\d,\d{3}", answer.locator(".jp-OutputArea").inner_text())
+
+        chart = page.locator(".wb-live .wb-chart-return .js-plotly-plot")
+        points = lambda: chart.evaluate("el => (el.data && el.data[2].x) ? el.data[2].x.length : 0")
+        wait_for(lambda: points() >= 3, timeout=90, what="the return chart to gain points")
+        n, at = points(), steps()
+        wait_for(lambda: points() > n and steps() > at, timeout=60, what="the chart and the counter to move")
+        page.screenshot(path=str(shots / "1_running.png"), full_page=True)
+
+        # Pause stops the counter; Resume starts it again.
+        page.get_by_role("button", name="Pause", exact=True).click()
+        page.locator(".wb-live .wb-status-value").get_by_text("paused").wait_for(timeout=30_000)
+        paused_at = steps()
+        time.sleep(2.0)
+        assert steps() == paused_at, "the step counter moved while paused"
+        page.get_by_role("button", name="Resume", exact=True).click()
+        wait_for(lambda: steps() > paused_at, timeout=30, what="steps after resume")
+
+        # A learning-rate change from the dashboard reaches the trainer; the store records it as from the notebook.
+        store = RunStore(lab.runs_dir)
+        run_id = wait_for(lambda: [r["id"] for r in store.runs()], timeout=30, what="the run in the store")[0]
+        lr = page.locator(".wb-knob-learning_rate input")
+        lr.fill("0.0005"); lr.press("Tab")                        # (Enter belongs to JupyterLab's notebook shortcuts)
+        applied = lambda: [e for e in store.events(run_id, "control") if e["data"]["action"] == "set" and e["data"]["ok"]
+                           and e["data"]["applied"].get("learning_rate") == 0.0005]
+        event = wait_for(applied, timeout=30, what="the learning-rate control in the store")[0]
+        assert event["data"]["source"] == "notebook", event
+        wait_for(lambda: [m for m in store.metrics(run_id, "charts/learning_rate") if m["step"] > event["step"] and m["value"] <= 5e-4],
+                 timeout=30, what="the trainer's learning rate to follow")
+        page.locator(".wb-live .wb-filter-controls").click()            # the log shows the controls alone
+        page.locator(".wb-live .wb-log").get_by_text("set learning_rate=0.0005 from notebook: applied").wait_for(timeout=15_000)
+        page.screenshot(path=str(shots / "2_steered.png"), full_page=True)
+
+        # Save, reload: the saved dashboard reconnects to the running kernel and catches up with the whole history.
+        before_points, before_steps = points(), steps()
+        page.locator(".jp-NotebookPanel-toolbar jp-button[data-command='docmanager:save']").click()
+        wait_for(lambda: saved_with_outputs(lab.root / "tutorial.ipynb"), timeout=60, what="the save")
+        page.reload()
+        try: step_count.wait_for(timeout=90_000)
+        except Exception:
+            page.screenshot(path=str(shots / "failed_reload.png"), full_page=True)
+            print("CONSOLE", "\n".join(console[-40:]))
+            raise
+        wait_for(lambda: steps() > before_steps, timeout=60, what="the reloaded dashboard to show the running session")
+        wait_for(lambda: points() >= before_points, timeout=30, what="the reloaded charts to hold the whole history")
+        page.locator(".wb-live .wb-status-value").get_by_text("running").wait_for(timeout=30_000)
+        assert page.get_by_role("button", name="Start", exact=True).is_disabled()     # the controls as they are now, not as saved
+        assert page.get_by_role("button", name="Pause", exact=True).is_enabled()
+        assert page.locator(".wb-fallback").count() == 0          # the dashboard rendered and removed its note
+        at = steps()
+        wait_for(lambda: steps() > at, timeout=30, what="the counter to keep moving after the reload")
+        page.screenshot(path=str(shots / "3_reloaded.png"), full_page=True)
+
+        page.get_by_role("button", name="Stop", exact=True).click()
         try:
-            context = browser.new_context(viewport={"width": 1280, "height": 1000})
-            context.route(NOT_LOOPBACK, lambda route: (blocked.append(route.request.url), route.abort()))
-            page = context.new_page()
-            page.on("pageerror", lambda e: errors.append(str(e)))
-            console = []
-            page.on("console", lambda m: console.append(f"{m.type}: {m.text}"[:300]))
-            page.goto(f"{lab.base}/lab/tree/tutorial.ipynb?token={lab.token}")
-            cells = page.locator(".jp-Notebook .jp-Cell")
-            cells.first.wait_for(timeout=90_000)
-            page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").wait_for(timeout=90_000)
-            run_button = page.locator("jp-button[data-command='notebook:run-cell-and-select-next']")
-            position = [0]
-
-            def run_until(text: str):
-                "Run cells in order up to and including the first code cell whose source contains `text`."
-                while True:
-                    cell = cells.nth(position[0])
-                    position[0] += 1
-                    source = cell.locator(".jp-InputArea-editor").inner_text()
-                    cell.locator(".jp-InputArea-prompt").click()
-                    run_button.click()
-                    if "jp-CodeCell" in (cell.get_attribute("class") or ""):
-                        prompt = cell.locator(".jp-InputArea-prompt")
-                        wait_for(lambda: re.search(r"\[\d+\]", prompt.inner_text()), timeout=180, what=f"the cell {source[:60]!r} to run")
-                        assert not cell.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']").filter(
-                            has_text="Traceback").count(), f"{source[:60]!r} failed"
-                        if text in source: return cell
-
-            run_until("session.dashboard(")
-            step_count = page.locator(".wb-live .wb-step-count")
-            step_count.wait_for(timeout=60_000)
-            steps = lambda: int(step_count.inner_text().replace(",", "") or -1)
-            wait_for(lambda: steps() == 0, timeout=30, what="the dashboard's step counter")
-            assert page.locator(".wb-fallback").count() == 0          # the dashboard rendered and removed its note
-            assert page.locator(".wb-live .wb-chart-return .js-plotly-plot").count() == 1
-            run_until("session.start()")
-            answer = run_until("the kernel answers while it trains")       # another cell runs while the run trains
-            assert re.search(r"running: step [\d,]+ of 5,00\d,\d{3}", answer.locator(".jp-OutputArea").inner_text())
-
-            chart = page.locator(".wb-live .wb-chart-return .js-plotly-plot")
-            points = lambda: chart.evaluate("el => (el.data && el.data[2].x) ? el.data[2].x.length : 0")
-            wait_for(lambda: points() >= 3, timeout=90, what="the return chart to gain points")
-            n, at = points(), steps()
-            wait_for(lambda: points() > n and steps() > at, timeout=60, what="the chart and the counter to move")
-            page.screenshot(path=str(shots / "1_running.png"), full_page=True)
-
-            # Pause stops the counter; Resume starts it again.
-            page.get_by_role("button", name="Pause", exact=True).click()
-            page.locator(".wb-live .wb-status-value").get_by_text("paused").wait_for(timeout=30_000)
-            paused_at = steps()
-            time.sleep(2.0)
-            assert steps() == paused_at, "the step counter moved while paused"
-            page.get_by_role("button", name="Resume", exact=True).click()
-            wait_for(lambda: steps() > paused_at, timeout=30, what="steps after resume")
-
-            # A learning-rate change from the dashboard reaches the trainer; the store records it as from the notebook.
-            store = RunStore(lab.runs_dir)
-            run_id = wait_for(lambda: [r["id"] for r in store.runs()], timeout=30, what="the run in the store")[0]
-            lr = page.locator(".wb-knob-learning_rate input")
-            lr.fill("0.0005"); lr.press("Tab")                        # (Enter belongs to JupyterLab's notebook shortcuts)
-            applied = lambda: [e for e in store.events(run_id, "control") if e["data"]["action"] == "set" and e["data"]["ok"]
-                               and e["data"]["applied"].get("learning_rate") == 0.0005]
-            event = wait_for(applied, timeout=30, what="the learning-rate control in the store")[0]
-            assert event["data"]["source"] == "notebook", event
-            wait_for(lambda: [m for m in store.metrics(run_id, "charts/learning_rate") if m["step"] > event["step"] and m["value"] <= 5e-4],
-                     timeout=30, what="the trainer's learning rate to follow")
-            page.locator(".wb-live .wb-filter-controls").click()            # the log shows the controls alone
-            page.locator(".wb-live .wb-log").get_by_text("set learning_rate=0.0005 from notebook: applied").wait_for(timeout=15_000)
-            page.screenshot(path=str(shots / "2_steered.png"), full_page=True)
-
-            # Save, reload: the saved dashboard reconnects to the running kernel and catches up with the whole history.
-            before_points, before_steps = points(), steps()
-            page.locator(".jp-NotebookPanel-toolbar jp-button[data-command='docmanager:save']").click()
-            wait_for(lambda: saved_with_outputs(lab.root / "tutorial.ipynb"), timeout=60, what="the save")
-            page.reload()
-            try: step_count.wait_for(timeout=90_000)
-            except Exception:
-                page.screenshot(path=str(shots / "failed_reload.png"), full_page=True)
-                print("CONSOLE", "\n".join(console[-40:]))
-                raise
-            wait_for(lambda: steps() > before_steps, timeout=60, what="the reloaded dashboard to show the running session")
-            wait_for(lambda: points() >= before_points, timeout=30, what="the reloaded charts to hold the whole history")
-            page.locator(".wb-live .wb-status-value").get_by_text("running").wait_for(timeout=30_000)
-            assert page.get_by_role("button", name="Start", exact=True).is_disabled()     # the controls as they are now, not as saved
-            assert page.get_by_role("button", name="Pause", exact=True).is_enabled()
-            assert page.locator(".wb-fallback").count() == 0          # the dashboard rendered and removed its note
-            at = steps()
-            wait_for(lambda: steps() > at, timeout=30, what="the counter to keep moving after the reload")
-            page.screenshot(path=str(shots / "3_reloaded.png"), full_page=True)
-
-            page.get_by_role("button", name="Stop", exact=True).click()
-            page.locator(".wb-live .wb-status-value").get_by_text("stopped").wait_for(timeout=60_000)
-            wait_for(lambda: store.get_run(run_id)["status"] == "stopped", timeout=30, what="the store to record the stop")
-        finally:
-            browser.close()
+            wait_for(lambda: store.get_run(run_id)["status"] == "stopped", timeout=90, what="the store to record the stop")
+            page.locator(".wb-live .wb-status-value").get_by_text("stopped").wait_for(timeout=30_000)
+        except Exception:
+            page.screenshot(path=str(shots / "failed_stop.png"), full_page=True)
+            print("CONTROLS", [e["data"] for e in store.events(run_id, "control")], "\nCONSOLE", "\n".join(console[-30:]))
+            raise
     assert blocked == [], f"the page tried to reach beyond loopback: {blocked[:5]}"
     assert not [e for e in errors if "workbench" in e.lower() or "bokeh" in e.lower() or "panel" in e.lower()], errors
     assert notebook_external_sources(lab.contents("tutorial.ipynb")["content"]) == []   # the executed tutorial's outputs
@@ -209,18 +193,13 @@ def test_tutorial_live_in_jupyterlab(lab):
 
 def test_fallback_note_shows_when_the_dashboard_cannot_render(tmp_path):
     "Where the dashboard's JavaScript never runs, its output explains itself in one line instead of staying empty."
-    from playwright.sync_api import sync_playwright
     from workbench.app.dashboard import fallback_note
     page_file = tmp_path / "note.html"
     page_file.write_text(f"<html><body>{fallback_note('nothing-renders', delay_s=0.5)}</body></html>")
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page()
-            page.goto(page_file.as_uri())
-            note = page.locator(".wb-fallback")
-            assert not note.is_visible()                                   # hidden while the dashboard may still come
-            wait_for(note.is_visible, timeout=10, what="the note to appear")
-            assert "did not load" in note.inner_text() and "setup_notebook()" in note.inner_text()
-        finally:
-            browser.close()
+    with loopback_only_page() as (page, blocked):
+        page.goto(page_file.as_uri())
+        note = page.locator(".wb-fallback")
+        assert not note.is_visible()                                   # hidden while the dashboard may still come
+        wait_for(note.is_visible, timeout=10, what="the note to appear")
+        assert "did not load" in note.inner_text() and "setup_notebook()" in note.inner_text()
+    assert blocked == []
