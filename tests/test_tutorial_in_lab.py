@@ -133,6 +133,7 @@ def test_tutorial_live_in_jupyterlab(lab):
         wait_for(lambda: points() >= 3, timeout=90, what="the return chart to gain points")
         n, at = points(), steps()
         wait_for(lambda: points() > n and steps() > at, timeout=60, what="the chart and the counter to move")
+        page.locator(".wb-live .wb-status").scroll_into_view_if_needed()
         page.screenshot(path=str(shots / "1_running.png"), full_page=True)
 
         # Pause stops the counter; Resume starts it again.
@@ -172,12 +173,29 @@ def test_tutorial_live_in_jupyterlab(lab):
         wait_for(lambda: steps() > before_steps, timeout=60, what="the reloaded dashboard to show the running session")
         wait_for(lambda: points() >= before_points, timeout=30, what="the reloaded charts to hold the whole history")
         page.locator(".wb-live .wb-status-value").get_by_text("running").wait_for(timeout=30_000)
-        assert page.get_by_role("button", name="Start", exact=True).is_disabled()     # the controls as they are now, not as saved
-        assert page.get_by_role("button", name="Pause", exact=True).is_enabled()
+        start, pause = (page.get_by_role("button", name=n, exact=True) for n in ("Start", "Pause"))
+        wait_for(lambda: start.is_disabled() and pause.is_enabled(), timeout=15,
+                 what="the controls as they are now, not as saved")
         assert page.locator(".wb-fallback").count() == 0          # the dashboard rendered and removed its note
         at = steps()
         wait_for(lambda: steps() > at, timeout=30, what="the counter to keep moving after the reload")
+        page.locator(".wb-live .wb-status").scroll_into_view_if_needed()
         page.screenshot(path=str(shots / "3_reloaded.png"), full_page=True)
+
+        # Close the notebook and open it again from the file browser. The kernel let go of the closed view, so the
+        # reopened one says it is not connected (not a frozen run); the cells below give a live one again.
+        assert page.locator(".wb-live .wb-alert").inner_text() == ""
+        page.locator(".lm-TabBar-tab.jp-mod-current .lm-TabBar-tabCloseIcon").first.click()
+        discard = page.locator(".jp-Dialog button").filter(has_text="Discard")
+        try: discard.click(timeout=5_000)                              # the saved file stays as it was
+        except Exception: pass
+        step_count.wait_for(state="detached", timeout=30_000)
+        page.locator(".jp-DirListing-item").filter(has_text=re.compile(r"^tutorial\.ipynb")).first.dblclick()
+        step_count.wait_for(timeout=90_000)
+        page.locator(".wb-live .wb-alert").get_by_text("not connected to its kernel").wait_for(timeout=30_000)
+        page.locator(".wb-live .wb-status").scroll_into_view_if_needed()
+        page.screenshot(path=str(shots / "4_reopened.png"), full_page=True)
+        cells = page.locator(".jp-Notebook .jp-Cell")
 
         # Running the set-up and dashboard cells again (what a page without saved outputs needs) gives a working view.
         position[0] = 0
@@ -186,6 +204,7 @@ def test_tutorial_live_in_jupyterlab(lab):
         run_until("session.dashboard(")
         at = steps()
         wait_for(lambda: page.locator(".wb-live").count() == 1 and steps() > at, timeout=60, what="the new view to count")
+        assert page.locator(".wb-live .wb-alert").inner_text() == ""
 
         page.get_by_role("button", name="Stop", exact=True).click()
         try:

@@ -163,8 +163,13 @@ class LiveView(JSComponent):
         }
       })
       draw()
-      model.on("figures", draw)
+      // A view that hears nothing back after saying hello is not connected to its kernel (a notebook closed and
+      // reopened: its saved output renders, but the kernel let go of it): say so instead of showing a frozen run.
+      const deaf = setTimeout(() => show({alert: "This view is not connected to its kernel (was the notebook closed and " +
+        "reopened?): run its cell again for a live view. The run itself goes on."}), 8000)
+      model.on("figures", () => { clearTimeout(deaf); draw() })
       model.on("msg:custom", (msg) => {
+        clearTimeout(deaf)
         show(msg)
         if (msg.extend) chain(() => {
           for (const [name, ext] of Object.entries(msg.extend)) {
@@ -176,7 +181,7 @@ class LiveView(JSComponent):
       const resize = () => chain(() => { for (const gd of Object.values(plots)) if (gd.data && gd.isConnected) window.Plotly.Plots.resize(gd) })
       model.on("after_layout", resize)
       model.on("resize", resize)
-      model.on("remove", () => { for (const gd of Object.values(plots)) if (window.Plotly) window.Plotly.purge(gd) })
+      model.on("remove", () => { clearTimeout(deaf); for (const gd of Object.values(plots)) if (window.Plotly) window.Plotly.purge(gd) })
       // It rendered: drop the note that says it did not, and ask for the current state (a reloaded page
       // shows the view as the notebook saved it, which may be long out of date).
       if (model.view_id) for (const n of document.querySelectorAll(`.wb-fallback[data-wb-view="${model.view_id}"]`)) n.remove()
@@ -190,7 +195,9 @@ class LiveView(JSComponent):
         self.on_view = None   # called (no arguments) when a view of this component opens in a page
 
     def _handle_msg(self, msg) -> None:
-        if isinstance(msg, dict) and msg.get("type") == "view" and self.on_view is not None: self.on_view()
+        if isinstance(msg, dict) and msg.get("type") == "view":
+            if self.on_view is not None: self.on_view()
+            self._send_msg({"ack": True})   # the view knows it is heard, even when nothing changed
 
     def push(self, extend: Optional[dict] = None, log_new: Optional[list] = None, **state) -> None:
         """Send what changed to every open view as one message: any of `title`, `status`, `progress`, `alert`, new log
