@@ -1,10 +1,11 @@
-import contextlib, json, os, re, subprocess, sys, time
+import contextlib, json, os, re, socket, subprocess, sys, time
 from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+ARTIFACTS = Path(os.environ.get("WORKBENCH_TEST_ARTIFACTS", ROOT / "test-artifacts"))
 WORKBENCH = [str(Path(sys.executable).parent / "workbench")]
 # Small, fast runs: 2 envs x 16 steps per update.
 TINY = ["--num-envs", "2", "--num-steps", "16", "--num-minibatches", "2", "--update-epochs", "1",
@@ -19,6 +20,12 @@ def workbench(*args, timeout=300, **kw):
 def start_workbench(*args, **kw):
     "Start the workbench command in the background."
     return subprocess.Popen([*WORKBENCH, *map(str, args)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def wait_for(predicate, timeout=120, interval=0.1, what="condition"):

@@ -1,19 +1,12 @@
 "`workbench serve`: the Live page driven in a real browser (Debian's chromium through Playwright), the JSON API, tokens."
-import json, os, signal, socket, subprocess, time, urllib.error, urllib.request
+import json, os, signal, subprocess, time, urllib.error, urllib.request
 from pathlib import Path
 
 import pytest
 
-from conftest import CHROMIUM, CHROMIUM_ARGS, ROOT, TINY, WORKBENCH, last_json, wait_for, workbench
+from conftest import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, TINY, WORKBENCH, free_port, last_json, wait_for, workbench
 from workbench.store import RunStore
 
-ARTIFACTS = Path(os.environ.get("WORKBENCH_TEST_ARTIFACTS", ROOT / "test-artifacts"))
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def get(url, headers=None, method="GET"):

@@ -1,19 +1,11 @@
 "`make lab`: JupyterLab on loopback with a token, .venv's kernel, and no network calls of its own (checked in Chromium)."
-import json, os, queue, re, signal, socket, subprocess, threading, time, urllib.error, urllib.request
-from pathlib import Path
+import json, os, queue, re, signal, subprocess, threading, time, urllib.error, urllib.request
 
 import psutil, pytest
 
-from conftest import ROOT, loopback_only_page, wait_for
+from conftest import ARTIFACTS, ROOT, free_port, loopback_only_page, wait_for
 
-ARTIFACTS = Path(os.environ.get("WORKBENCH_TEST_ARTIFACTS", ROOT / "test-artifacts"))
 VENV_PYTHON = str(ROOT / ".venv" / "bin" / "python")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Lab:

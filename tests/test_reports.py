@@ -3,7 +3,6 @@
 page that loads anything from a server."""
 import contextlib, json, os, re, shutil
 from pathlib import Path
-from urllib.parse import urlparse
 
 import nbformat
 import plotly

@@ -2,22 +2,21 @@
 `workbench train` with different learning rates: the run page's five charts and readable tables, the Runs page's metric
 picker, smoothing, wall-time axis and hyperparameter diff, the header's system line, offline assets, and layouts that
 hold at 1024 px (the Live page's included)."""
-import os, re, time, urllib.request
-from urllib.parse import urlparse
+import os, re, urllib.request
 
 import pytest
 
-from conftest import TINY, last_json, remote_fetches, wait_for, workbench
-from test_app import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, Server
-from workbench.app.serve import ema, is_loopback
+from conftest import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, NOT_LOOPBACK, TINY, last_json, remote_fetches, wait_for, workbench
+from test_app import Server
+from workbench.app.serve import ema
 from workbench.store import RunStore
 
 WIDTH = 1024          # the narrowest layout the pages must hold
 
 
 def offsite(urls) -> list:
-    "The URLs of `urls` that leave this machine (http, https or ws to a host that is not loopback)."
-    return [u for u in urls if urlparse(u).scheme in ("http", "https", "ws", "wss") and not is_loopback(urlparse(u).hostname or "")]
+    "The URLs of `urls` that would leave this machine (`NOT_LOOPBACK`)."
+    return [u for u in urls if NOT_LOOPBACK.match(u)]
 
 
 @pytest.fixture(scope="module")
@@ -87,7 +86,7 @@ def test_run_page(served, context):
     assert drawn["return"]["min-max"] == drawn["return"]["max"] == count("charts/episodic_return_min") > 10
 
     head = shadow_text(page.locator(".wb-run-head"))
-    assert f"finished · gym:CartPole-v1 · mlp policy · step 1,024 · best eval return " in head, head
+    assert "finished · gym:CartPole-v1 · mlp policy · step 1,024 · best eval return " in head, head
     events = page.locator(".wb-events .tabulator-tableholder")
     events.get_by_text("std_return: ").first.wait_for(timeout=30_000)
     text = events.inner_text()

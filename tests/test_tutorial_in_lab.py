@@ -4,8 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, loopback_only_page, remote_fetches, wait_for
-from test_app import ARTIFACTS, free_port
+from conftest import ARTIFACTS, ROOT, free_port, loopback_only_page, remote_fetches, wait_for
 from workbench.store import RunStore
 
 VENV_BIN = Path(sys.executable).parent

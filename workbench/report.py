@@ -5,10 +5,10 @@
 # %% ../nbs/08_report.ipynb #cc5bf405
 from __future__ import annotations
 from .core import WorkbenchError, atomic_write, atomic_write_text  # first: quiets dependency notices
-import html, json, os, re, time
+import html, json, os, re
 from pathlib import Path
 from typing import Optional, Union
-from .sinks import fmt_number
+from .sinks import fmt_number, fmt_time
 
 # %% auto #0
 __all__ = ['PARAMETER_DIGITS', 'PLOTLY_MODES', 'STATIC_DIR', 'CURVES', 'page_title', 'check_plotly_mode', 'reports_root',
@@ -132,8 +132,6 @@ def _table(rows: dict, head: tuple = (), value=_value) -> str:
     body = "".join(f"<tr><td>{html.escape(str(k))}</td><td>{value(v)}</td></tr>" for k, v in rows.items())
     return f"<table>{'<tr>' + th + '</tr>' if th else ''}{body}</table>"
 
-def _when(t: Optional[float]) -> str:
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t)) if t else "-"
 
 def report_head(job: dict) -> str:
     "The top of a job's report: status, error, parameters, result and environment."
@@ -147,7 +145,7 @@ def report_head(job: dict) -> str:
     where_run = {"device": env.get("device"), "world size": env.get("world_size"), "backend": env.get("backend"),
                  "python": env.get("python"), "host": env.get("host"), **(env.get("packages") or {})}
     where_run = {k: v for k, v in where_run.items() if v is not None}
-    timing = {"started": _when(job.get("started_at")), "ended": _when(job.get("ended_at")),
+    timing = {"started": fmt_time(job.get("started_at")), "ended": fmt_time(job.get("ended_at")),
               "duration": _seconds(job.get("duration")),
               "notebook": job.get("notebook"), **({"batch": job["batch_id"]} if job.get("batch_id") else {})}
     return (f"<div class='wb-head'><h1>{html.escape(job.get('id', 'job'))}</h1>"
@@ -251,7 +249,7 @@ def _batches_table(batches: list[dict]) -> str:
     if not batches: return ""
     rows = [[f"<a href='{html.escape(b['id'])}/index.html'>{html.escape(b['id'])}</a>",
              f"<span class='{html.escape(str(b.get('status')))}'>{html.escape(str(b.get('status')))}</span>",
-             html.escape(Path(b.get("notebook", "")).name), html.escape(_when(b.get("created_at"))),
+             html.escape(Path(b.get("notebook", "")).name), html.escape(fmt_time(b.get("created_at"))),
              f"{fmt_number(b.get('finished', 0))}/{fmt_number(len(b.get('jobs', [])))}",
              html.escape("; ".join(f"{k}={', '.join(_text(x, PARAMETER_DIGITS) for x in v)}" for k, v in b.get("grid", {}).items()))] for b in batches]
     keys = [[None, None, None, b.get("created_at"), b.get("finished", 0), None] for b in batches]
@@ -269,7 +267,7 @@ def build_index(reports_dir: Union[str, Path] = "reports") -> Path:
         p, r = j.get("parameters") or {}, _numbers(j.get("result"))
         st = html.escape(j.get("status", "?"))
         rows.append([f"<a href='{html.escape(j['_href'])}'>{html.escape(j['id'])}</a>", f"<span class='{st}'>{st}</span>",
-                     html.escape(Path(j.get("notebook", "")).name), html.escape(_when(j.get("started_at"))),
+                     html.escape(Path(j.get("notebook", "")).name), html.escape(fmt_time(j.get("started_at"))),
                      _value(j.get("duration")) if j.get("duration") is not None else "-",
                      *[_param(p[k]) if k in p else "" for k in varying],
                      *[_value(r[k]) if k in r else "" for k in scores]])
@@ -419,7 +417,7 @@ def build_batch_report(batch_dir: Union[str, Path], plotly: str = "inline") -> P
     counts = {s: sum(st.get("status") == s for st in states.values()) for s in ("finished", "failed", "interrupted", "running", "pending")}
     info = {"notebook": batch["notebook"], "status": batch.get("status"), "jobs": len(batch["jobs"]),
             **{k: v for k, v in counts.items() if v}, "max parallel": batch.get("max_parallel"), "ray": batch.get("ray"),
-            "started": _when(batch.get("started_at")), "ended": _when(batch.get("ended_at")),
+            "started": fmt_time(batch.get("started_at")), "ended": fmt_time(batch.get("ended_at")),
             "grid": "; ".join(f"{k}={', '.join(_text(x, PARAMETER_DIGITS) for x in v)}" for k, v in batch["grid"].items()),
             **{f"fixed: {k}": v for k, v in batch.get("fixed", {}).items()}}
     title = page_title(f"batch {batch['id']}", batch.get("status"), f"{counts['finished']}/{len(batch['jobs'])} finished",

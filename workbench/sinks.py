@@ -4,13 +4,13 @@
 
 # %% ../nbs/05a_sinks.ipynb #7595aa21
 from __future__ import annotations
-import math, os, sys
+import math, os, sys, time
 from typing import Optional
 
 from .events import Event
 
 # %% auto #0
-__all__ = ['ProgressSink', 'fmt_duration', 'LineSink', 'fmt_number', 'WandbSink']
+__all__ = ['ProgressSink', 'fmt_duration', 'LineSink', 'fmt_time', 'fmt_number', 'WandbSink']
 
 # %% ../nbs/05a_sinks.ipynb #fbec44f2
 class ProgressSink:
@@ -72,6 +72,11 @@ class LineSink:
             self._print(f"step {e.step:,}: {d['status']}" + (f" ({d['error']})" if "error" in d else ""))
 
 # %% ../nbs/05a_sinks.ipynb #5e5795ab
+def fmt_time(t: Optional[float], date: bool = True) -> str:
+    "`t` (seconds since the epoch) as local time, `2026-11-23 19:30:16` (or `19:30:16` without the date); '-' for None."
+    if t is None: return "-"
+    return time.strftime("%Y-%m-%d %H:%M:%S" if date else "%H:%M:%S", time.localtime(t))
+
 def fmt_number(x, digits: int = 4) -> str:
     "`x` for people: thousands separators, `digits` significant digits, no exponent above 1e-4; '-' for None, NaN and inf."
     if x is None or isinstance(x, str): return "-" if x is None else x

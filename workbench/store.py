@@ -14,9 +14,9 @@ from .events import Event
 
 # %% auto #0
 __all__ = ['SCHEMA', 'JOB_FIELDS', 'RUN_FIELDS', 'RunStore', 'new_run_id', 'create_run', 'update_run', 'log_metrics', 'log_event',
-           'add_checkpoint', 'runs', 'get_run', 'metrics', 'metric_keys', 'events', 'checkpoints', 'create_job',
-           'update_job', 'jobs', 'get_job', 'StoreSink', 'default_run_name', 'open_run', 'finish_run',
-           'train_and_record']
+           'add_checkpoint', 'runs', 'get_run', 'metrics', 'metrics_after', 'first_metric_time', 'metric_keys',
+           'events', 'checkpoints', 'create_job', 'update_job', 'jobs', 'get_job', 'StoreSink', 'default_run_name',
+           'open_run', 'finish_run', 'train_and_record']
 
 # %% ../nbs/05_store.ipynb #38127dbc
 SCHEMA = """
@@ -164,6 +164,19 @@ def metrics(self: RunStore, run_id: str, key: Optional[str] = None) -> list[dict
     else: rows = self.db.execute("SELECT step, key, value, time FROM metrics WHERE run_id = ? ORDER BY step, key", (run_id,))
     return [dict(r) for r in rows]
 
+def metrics_after(self: RunStore, run_id: str, keys: tuple, after: int = 0) -> list[dict]:
+    "A run's rows of metrics `keys` ({row, step, key, value, time}) in the order written; only those after row id `after` (a live view's tail)."
+    marks = ", ".join("?" * len(keys))
+    if after:   # the table's tail, by row id (`+run_id` keeps SQLite off the index, which would scan the whole run)
+        q, args = f"WHERE rowid > ? AND +run_id = ? AND key IN ({marks})", (after, run_id, *keys)
+    else:
+        q, args = f"WHERE run_id = ? AND key IN ({marks})", (run_id, *keys)
+    return [dict(r) for r in self.db.execute(f"SELECT rowid AS row, step, key, value, time FROM metrics {q} ORDER BY rowid", args)]
+
+def first_metric_time(self: RunStore, run_id: str) -> Optional[float]:
+    "When the run wrote its first metric (None before it has one)."
+    return self.db.execute("SELECT MIN(time) FROM metrics WHERE run_id = ?", (run_id,)).fetchone()[0]
+
 def metric_keys(self: RunStore, run_id: str) -> list[str]:
     return [r[0] for r in self.db.execute("SELECT DISTINCT key FROM metrics WHERE run_id = ? ORDER BY key", (run_id,))]
 
@@ -179,6 +192,7 @@ def checkpoints(self: RunStore, run_id: str) -> list[dict]:
 
 RunStore.runs, RunStore.get_run, RunStore.metrics, RunStore.metric_keys = runs, get_run, metrics, metric_keys
 RunStore.events, RunStore.checkpoints = events, checkpoints
+RunStore.metrics_after, RunStore.first_metric_time = metrics_after, first_metric_time
 
 # %% ../nbs/05_store.ipynb #8e7f4bf1
 def create_job(self: RunStore, job_id: str, notebook: str, parameters: dict, processes: int = 1,

@@ -16,7 +16,7 @@ import param
 from ..trainer import TrainConfig, SECTIONS
 from ..env import resolve_env
 from .session import TrainingSession, MetricHistory, LIVE_KNOBS
-from ..sinks import fmt_duration, fmt_number
+from ..sinks import fmt_duration, fmt_number, fmt_time
 
 # %% auto #0
 __all__ = ['COLORS', 'CHARTS', 'KNOB_LABELS', 'chart_figure', 'chart_tail', 'LiveView', 'setup_notebook', 'fallback_note',
@@ -204,14 +204,12 @@ class LiveView(JSComponent):
         entries (newest first) and points to append (chart name -> `chart_tail` output). The parameters keep the latest
         values for views opened later."""
         msg = {k: v for k, v in state.items() if v is not None and v != getattr(self, k)}
-        if log_new: msg["log_new"], msg["log"] = log_new, (log_new + self.log)[:1000]
+        with param.discard_events(self):   # not synced: the message carries them (the views add new log entries themselves)
+            self.param.update(msg, **({"log": (log_new + self.log)[:1000]} if log_new else {}))
+        if log_new: msg["log_new"] = log_new
         tails = {k: v for k, v in (extend or {}).items() if v and v["traces"]}
         if tails: msg["extend"] = tails
-        if not msg: return
-        with param.discard_events(self):   # not synced: the message carries them
-            self.param.update({k: v for k, v in msg.items() if k not in ("extend", "log_new")})
-        if "log" in msg: msg.pop("log")   # the views add the new entries themselves
-        self._send_msg(msg)
+        if msg: self._send_msg(msg)
 
 # %% ../../nbs/06b_app.dashboard.ipynb #dd05392f
 _notebook_ready = False
@@ -383,7 +381,7 @@ def _refresh(self: TrainingDashboard) -> None:
     finally: self._syncing = False
     log_new = None
     if self._log_drawn != s._log_count:
-        log_new = [{"time": time.strftime("%H:%M:%S", time.localtime(e["time"])), "step": f"{e['step']:,}", "kind": e["kind"],
+        log_new = [{"time": fmt_time(e["time"], date=False), "step": f"{e['step']:,}", "kind": e["kind"],
                     "text": e["text"]} for e in reversed(s.log) if e["n"] > (self._log_drawn or 0)]
         self._log_drawn = s._log_count
     now, tails = time.monotonic(), None

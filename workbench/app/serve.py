@@ -16,19 +16,18 @@ import tornado.web
 
 from ..store import RunStore
 from ..trainer import TrainConfig
-from ..sinks import fmt_duration, fmt_number
+from ..sinks import fmt_duration, fmt_number, fmt_time
 from .session import TrainingSession, MetricHistory
 from .dashboard import TrainingDashboard, COLORS, CHARTS, chart_figure, _layout
 
 # %% auto #0
 __all__ = ['RUN_COLUMNS', 'LIVE_STATUSES', 'CHART_KEYS', 'OVERLAY_POINTS', 'NOT_SET', 'HPARAMS_CSS', 'RETURN_KEY', 'PAGES',
-           'is_loopback', 'check_bind', 'local_time', 'cpu_busy_percent', 'system_snapshot', 'system_line',
-           'SystemMonitor', 'clean_json', 'thin', 'performance_summary', 'run_detail', 'metric_series', 'ApiHandler',
-           'StatusApi', 'RunsApi', 'RunApi', 'MetricsApi', 'PerformanceApi', 'NotFoundApi', 'run_head', 'event_text',
-           'event_rows', 'checkpoint_rows', 'metric_rows', 'metric_history', 'ema', 'duration_ticks',
-           'first_metric_time', 'overlay_series', 'overlay_figure', 'flatten_config', 'config_diff', 'hparams_html',
-           'WorkbenchApp', 'page', 'runs_table', 'runs_page', 'run_page', 'live_page', 'system_page', 'make_server',
-           'serve']
+           'is_loopback', 'check_bind', 'cpu_busy_percent', 'system_snapshot', 'system_line', 'SystemMonitor',
+           'clean_json', 'thin', 'performance_summary', 'run_detail', 'metric_series', 'ApiHandler', 'StatusApi',
+           'RunsApi', 'RunApi', 'MetricsApi', 'PerformanceApi', 'NotFoundApi', 'run_head', 'event_text', 'event_rows',
+           'checkpoint_rows', 'metric_history', 'ema', 'duration_ticks', 'overlay_series', 'overlay_figure',
+           'flatten_config', 'config_diff', 'hparams_html', 'WorkbenchApp', 'page', 'runs_table', 'runs_page',
+           'run_page', 'live_page', 'system_page', 'make_server', 'serve']
 
 # %% ../../nbs/06c_app.serve.ipynb #581c8903
 def is_loopback(address: str) -> bool:
@@ -47,12 +46,6 @@ def check_bind(address: str, port: int, token: Optional[str]) -> Optional[str]:
         raise ConfigError(f"refusing to serve on non-loopback address {address!r} without a token: controls change "
                           f"training runs; pass --token SECRET, or --token auto to generate one")
     return token
-
-# %% ../../nbs/06c_app.serve.ipynb #a1c0e001
-def local_time(t: Optional[float], date: bool = True) -> str:
-    "`t` (seconds since the epoch) as local time, `2026-11-23 19:30:16` (or `19:30:16` without the date); '-' for None."
-    if t is None: return "-"
-    return time.strftime("%Y-%m-%d %H:%M:%S" if date else "%H:%M:%S", time.localtime(t))
 
 # %% ../../nbs/06c_app.serve.ipynb #a1c0e004
 def cpu_busy_percent(before, after) -> Optional[float]:
@@ -89,7 +82,7 @@ def system_line(snap: dict) -> str:
     for g in snap["gpus"]:
         util = "-" if g["utilization_percent"] is None else f"{g['utilization_percent']:.0f}%"
         parts.append(f"GPU{g['index']} {util}, {g['memory_used_gb']:.1f}/{g['memory_total_gb']:.1f} GB")
-    return f"<span class='wb-system-text' title='measured at {local_time(snap['time'], date=False)}'>{' · '.join(parts)}</span>"
+    return f"<span class='wb-system-text' title='measured at {fmt_time(snap['time'], date=False)}'>{' · '.join(parts)}</span>"
 
 # %% ../../nbs/06c_app.serve.ipynb #a1c0e006
 class SystemMonitor:
@@ -226,7 +219,7 @@ def run_head(run: dict, live_link: str = "") -> str:
     return (f"<h3 style='margin:4px 0'>{html.escape(run['id'])}{live_link}</h3>"
             f"<p>{html.escape(run['status'])} · {html.escape(str(run['env']))} · {html.escape(str(run['policy']))} policy · "
             f"step {fmt_number(run['global_step'])} · best eval return {fmt_number(run['best_return'])} · "
-            f"last return {fmt_number(run['last_return'])} · started {local_time(run['started_at'] or run['created_at'])} · "
+            f"last return {fmt_number(run['last_return'])} · started {fmt_time(run['started_at'] or run['created_at'])} · "
             f"ran {took}</p>")
 
 # %% ../../nbs/06c_app.serve.ipynb #b2c0e005
@@ -245,7 +238,7 @@ def event_text(data, limit: int = 400) -> str:
 def event_rows(events: list):
     "A run's events as a table for people, newest first: local time, step, kind and `event_text`."
     import pandas as pd
-    rows = [{"time": local_time(e["time"]), "step": fmt_number(e["step"]), "kind": e["kind"], "details": event_text(e["data"])}
+    rows = [{"time": fmt_time(e["time"]), "step": fmt_number(e["step"]), "kind": e["kind"], "details": event_text(e["data"])}
             for e in reversed(events)]
     return pd.DataFrame(rows, columns=["time", "step", "kind", "details"])
 
@@ -255,21 +248,12 @@ def checkpoint_rows(checkpoints: list, run_dir: Optional[str] = None):
     def file(path):
         try: return str(Path(path).relative_to(run_dir)) if run_dir else path
         except ValueError: return path
-    rows = [{"time": local_time(c["time"]), "step": fmt_number(c["step"]), "reason": c["reason"] or "-",
+    rows = [{"time": fmt_time(c["time"]), "step": fmt_number(c["step"]), "reason": c["reason"] or "-",
              "score": fmt_number(c["score"]), "best": "✓" if c["is_best"] else "", "file": file(c["path"])} for c in checkpoints]
     return pd.DataFrame(rows, columns=["time", "step", "reason", "score", "best", "file"])
 
 # %% ../../nbs/06c_app.serve.ipynb #b3c0e002
 CHART_KEYS = tuple(dict.fromkeys(t["key"] for _, traces in CHARTS.values() for t in traces))
-
-def metric_rows(store: RunStore, run_id: str, keys: tuple = CHART_KEYS, after: int = 0) -> list[dict]:
-    "A run's rows of metrics `keys` ({row, step, key, value}) in the order they were written; only those after row `after`."
-    marks = ", ".join("?" * len(keys))
-    if after:   # the table's tail, by row id (`+run_id` keeps SQLite off the index, which would scan the whole run)
-        q, args = f"WHERE rowid > ? AND +run_id = ? AND key IN ({marks})", (after, run_id, *keys)
-    else:
-        q, args = f"WHERE run_id = ? AND key IN ({marks})", (run_id, *keys)
-    return [dict(r) for r in store.db.execute(f"SELECT rowid AS row, step, key, value FROM metrics {q} ORDER BY rowid", args)]
 
 # %% ../../nbs/06c_app.serve.ipynb #b3c0e003
 def metric_history(rows: list, history: Optional[MetricHistory] = None) -> MetricHistory:
@@ -299,16 +283,12 @@ def duration_ticks(longest: float, count: int = 6) -> tuple[list, list]:
     return values, [f"{v:.1f} s" if step < 1 else fmt_duration(v) for v in values]
 
 # %% ../../nbs/06c_app.serve.ipynb #814caf89
-def first_metric_time(store: RunStore, run_id: str) -> Optional[float]:
-    "When the run wrote its first metric (None before it has one): the zero of its wall-time axis."
-    return store.db.execute("SELECT MIN(time) FROM metrics WHERE run_id = ?", (run_id,)).fetchone()[0]
-
 def overlay_series(store: RunStore, run_ids: list, key: str, starts: Optional[dict] = None) -> dict:
     "Metric `key` of each run: {run id: {steps, seconds, values}}, seconds since its first metric (`starts` caches those)."
     starts = {} if starts is None else starts
     out = {}
     for rid in run_ids:
-        if starts.get(rid) is None: starts[rid] = first_metric_time(store, rid)
+        if starts.get(rid) is None: starts[rid] = store.first_metric_time(rid)
         rows = store.metrics(rid, key)
         out[rid] = {"steps": [r["step"] for r in rows], "seconds": [r["time"] - (starts[rid] or r["time"]) for r in rows],
                     "values": [r["value"] for r in rows]}
@@ -537,7 +517,7 @@ def run_page(app: WorkbenchApp, suffix: str):
     def refresh() -> str:
         r = app.store.get_run(run_id)
         head.object = run_head(r, live)
-        rows = metric_rows(app.store, run_id, after=seen["row"])
+        rows = app.store.metrics_after(run_id, CHART_KEYS, after=seen["row"])
         if rows or not seen["drawn"]:
             metric_history(rows, history)
             seen.update(row=rows[-1]["row"] if rows else seen["row"], drawn=True)
@@ -610,10 +590,10 @@ def system_page(app: WorkbenchApp, suffix: str):
             rows.append((f"GPU {g['index']} ({html.escape(g['name'])})",
                          f"utilisation {util}, memory {g['memory_used_gb']:.2f} of {g['memory_total_gb']:.2f} GB"))
         if not snap["gpus"]: rows.append(("GPU", "none found"))
-        rows.append(("Measured at", f"<span class='wb-measured'>{local_time(snap['time'], date=False)}</span> (every 2 s)"))
+        rows.append(("Measured at", f"<span class='wb-measured'>{fmt_time(snap['time'], date=False)}</span> (every 2 s)"))
         table.object = "<table>" + "".join(f"<tr><th style='text-align:left;padding-right:16px'>{k}</th><td>{v}</td></tr>"
                                            for k, v in rows) + "</table>"
-        xs = [time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(s["time"])) for s in samples]
+        xs = [fmt_time(s["time"]) for s in samples]
         data = [{"type": "scatter", "mode": "lines", "name": "CPU %", "x": xs, "y": [s["cpu_percent"] for s in samples]},
                 {"type": "scatter", "mode": "lines", "name": "memory %", "x": xs, "y": [s["memory_percent"] for s in samples]}]
         for g in snap["gpus"]:
