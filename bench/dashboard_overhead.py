@@ -29,7 +29,7 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backg
 
 
 def config(steps: int, runs_dir: str):
-    from workbench.trainer import TrainConfig
+    from workbench.train.config import TrainConfig
     return TrainConfig.from_dict({"env": "gym:CartPole-v1", "total_timesteps": steps, "runs_dir": runs_dir,
                                   "eval_every": 0, "checkpoint_every": 0})
 
@@ -39,12 +39,8 @@ def worker(variant: str, steps: int):
         cfg = config(steps, runs_dir)
         extra = {}
         if variant == "trainer":
-            from workbench.trainer import PPOTrainer
-            from workbench.store import StoreSink, open_run
-            store, run_id, run_dir = open_run(cfg)
-            trainer = PPOTrainer(cfg, run_dir=run_dir)
-            trainer.bus.subscribe(StoreSink(store, run_id))
-            summary = trainer.fit(); trainer.bus.close()
+            from workbench.train.runner import train_run
+            summary = train_run(cfg)[0]
         elif variant == "session":
             import psutil
             from workbench.app.session import TrainingSession

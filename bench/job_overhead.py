@@ -33,9 +33,9 @@ WORKBENCH = Path(sys.executable).parent / "workbench"
 
 def script_worker(steps: int, episodes: int, runs_dir: str):
     "The notebook's work as a plain script: train and record the run, then evaluate greedily."
-    from workbench.trainer import TrainConfig
-    from workbench.jobs import train_run
-    from workbench.judge import evaluate_policy
+    from workbench.train.config import TrainConfig
+    from workbench.jobs.notebook import train_run
+    from workbench.judge.episodes import evaluate_policy
     cfg = TrainConfig.from_dict({"env": "gym:CartPole-v1", "total_timesteps": steps, "device": "cpu", "runs_dir": runs_dir})
     summary, run_id, trainer = train_run(cfg, quiet=True)
     score = evaluate_policy(trainer.policy, cfg.env.env, episodes=episodes)

@@ -18,9 +18,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tasks", type=int, default=100, help="queries to use (5 items each)")
     args = ap.parse_args()
-    from workbench.judge_bench import build_benchmark, run_benchmark, KINDS
-    from workbench.judges import EmbeddingJudge, EnsembleJudge, ExecutionJudge, LLMJudge, Objective, StaticJudge
-    from workbench.sandbox import Limits, namespaces_available
+    from workbench.judge.benchmark import build_benchmark, run_benchmark, KINDS
+    from workbench.judge.responses import EmbeddingJudge, EnsembleJudge, ExecutionJudge, LLMJudge, Objective, StaticJudge
+    from workbench.judge.sandbox import Limits, namespaces_available
     items = build_benchmark()[: 5 * args.tasks]
     limits = Limits(cpu_s=5, wall_s=10)
     judges = {"exec": ExecutionJudge(limits), "static": StaticJudge(), "embedding": EmbeddingJudge()}

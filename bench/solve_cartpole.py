@@ -95,7 +95,8 @@ class SolveClock:
 # ----------------------------------------------------------------------------------------------
 def run_ours(seed: int, budget_steps: int, budget_seconds: float, overrides: dict) -> dict:
     import torch
-    from workbench.trainer import TrainConfig, PPOTrainer
+    from workbench.train.ppo import PPOTrainer
+    from workbench.train.config import TrainConfig
 
     clock = SolveClock(seed, budget_steps, budget_seconds)
 

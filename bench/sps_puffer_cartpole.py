@@ -33,7 +33,8 @@ def steady_sps(marks) -> tuple[float, float]:
 # workbench's PPOTrainer
 # ----------------------------------------------------------------------------------------------
 def run_ours(args) -> dict:
-    from workbench.trainer import TrainConfig, PPOTrainer
+    from workbench.train.ppo import PPOTrainer
+    from workbench.train.config import TrainConfig
     marks = []
 
     class TimedTrainer(PPOTrainer):

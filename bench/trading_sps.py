@@ -23,7 +23,7 @@ from benchutil import versions, wait_for_quiet
 def scalar_env_class():
     "The reference: the trading rules for one account, in plain Python per step (features precomputed, as ours)."
     import gymnasium
-    from workbench.trading import sample_bars, market_features, split_bounds, split_index, WARMUP
+    from workbench.env.trading import sample_bars, market_features, split_bounds, split_index, WARMUP
 
     bars = sample_bars()
     bounds = split_bounds(bars)["train"]
@@ -82,7 +82,7 @@ def main():
     args = ap.parse_args()
     os.sched_setaffinity(0, {0})                     # one core
     import pufferlib.emulation, pufferlib.vector
-    from workbench.env import make_env
+    from workbench.env.make import make_env
     OneAccount = scalar_env_class()
     ours = lambda n: make_env("trading", num_envs=n, seed=0)
     ref = lambda n: pufferlib.vector.make([lambda buf=None, seed=0: pufferlib.emulation.GymnasiumPufferEnv(

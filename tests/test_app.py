@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, TINY, WORKBENCH, free_port, last_json, wait_for, workbench
-from workbench.store import RunStore
+from workbench.runs.store import RunStore
 
 
 

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from conftest import TINY, workbench, last_json
-from workbench.env import make_env
+from workbench.env.make import make_env
 
 pytestmark = pytest.mark.multiproc
 

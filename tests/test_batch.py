@@ -6,8 +6,8 @@ import psutil
 import pytest
 
 from conftest import ROOT, WORKBENCH, offline_page, wait_for, workbench
-from workbench.sinks import fmt_number
-from workbench.store import RunStore
+from workbench.runs.sinks import fmt_number
+from workbench.runs.store import RunStore
 
 TRAIN = ROOT / "nbs" / "experiments" / "train.ipynb"
 SMALL = ["-p", "total_timesteps", "4096", "-p", "eval_episodes", "5", "-p", "eval_every", "8", "-p", "device", "cpu"]
@@ -152,7 +152,7 @@ def test_batch_on_ray(tmp_path, ray_cluster):
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     # While it runs: the job processes are children of Ray's workers, not of the batch command.
     def job_parents():
-        return [p.parent() for p in processes_of(tmp_path) if "workbench.batch" in " ".join(p.cmdline())]
+        return [p.parent() for p in processes_of(tmp_path) if "workbench.jobs.batch" in " ".join(p.cmdline())]
     parents = wait_for(job_parents, timeout=120, interval=0.2, what="a job process")
     assert all(p.pid != proc.pid and "ray::" in " ".join(p.cmdline()) for p in parents), [p.cmdline() for p in parents]
     out = proc.communicate(timeout=400)[0]

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from conftest import TINY, workbench, last_json
-from workbench.checkpoint import load_checkpoint
+from workbench.train.checkpoint import load_checkpoint
 
 
 def test_train_then_eval_smoke(runs_dir):

@@ -2,9 +2,10 @@
 import threading, time
 
 from conftest import wait_for
-from workbench.events import Event
-from workbench.store import RunStore, StoreSink
-from workbench.trainer import PPOTrainer, TrainConfig
+from workbench.runs.events import Event
+from workbench.runs.store import RunStore, StoreSink
+from workbench.train.ppo import PPOTrainer
+from workbench.train.config import TrainConfig
 
 
 def test_pause_resume_set_lr_stop_from_another_thread(tmp_path):

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from conftest import last_json
-from workbench.store import RunStore
+from workbench.runs.store import RunStore
 
 pytestmark = pytest.mark.multiproc
 

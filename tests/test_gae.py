@@ -2,7 +2,7 @@
 import numpy as np
 import torch
 
-from workbench.trainer import compute_gae
+from workbench.train.ppo import compute_gae
 
 
 def naive_gae(rewards, values, dones, next_value, gamma, lam):

@@ -6,7 +6,7 @@ import nbformat
 import pytest
 
 from conftest import ROOT, WORKBENCH, offline_page, workbench
-from workbench.store import RunStore
+from workbench.runs.store import RunStore
 
 TRAIN = ROOT / "nbs" / "experiments" / "train.ipynb"
 SMALL = ["-p", "total_timesteps", "4096", "-p", "eval_episodes", "5", "-p", "eval_every", "8", "-p", "device", "cpu"]

@@ -6,8 +6,8 @@ import psutil
 import pytest
 
 from conftest import ROOT
-from workbench.judges import ExecutionJudge, Score
-from workbench.sandbox import Limits, namespaces_available
+from workbench.judge.responses import ExecutionJudge, Score
+from workbench.judge.sandbox import Limits, namespaces_available
 
 TESTS = ["assert answer() == 42"]
 LIMITS = Limits(cpu_s=1, wall_s=4, memory_mb=256, file_mb=8, processes=16, output_kb=64)
@@ -105,7 +105,7 @@ def test_a_correct_response_still_passes():
 
 def test_a_host_that_forbids_the_mounts_falls_back_to_the_limits(monkeypatch):
     "If the isolated root cannot be built here, the probe says so once and runs keep their limits, not fail."
-    import workbench.sandbox as sb
+    import workbench.judge.sandbox as sb
     monkeypatch.setattr(sb, "_NAMESPACES", None)
     monkeypatch.setattr(sb, "_MOUNT_SCRIPT", "echo 'mount: permission denied' >&2; exit 32")
     monkeypatch.setattr(sb.os, "geteuid", lambda: 0)
@@ -121,7 +121,7 @@ def test_a_host_that_forbids_the_mounts_falls_back_to_the_limits(monkeypatch):
 import json as _json
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from workbench.judges import EmbeddingJudge, EnsembleJudge, JudgeError, LLMJudge, StaticJudge
+from workbench.judge.responses import EmbeddingJudge, EnsembleJudge, JudgeError, LLMJudge, StaticJudge
 
 
 class FakeLLM:
@@ -202,7 +202,7 @@ def test_llm_pairwise_checks_position_bias(fake_llm):
 def test_transformer_judge_offline_ranks_right_above_irrelevant():
     import subprocess, sys
     code = ("import os; os.environ['HF_HUB_OFFLINE'] = '1'\n"
-            "from workbench.judges import EmbeddingJudge\n"
+            "from workbench.judge.responses import EmbeddingJudge\n"
             "ctx = {'references': ['Reverse a string in Python with slicing: s[::-1].']}\n"
             "a, b = EmbeddingJudge().score_batch([('reverse', 'return s[::-1], the slice that reverses the string', ctx),\n"
             "                                     ('reverse', 'Bananas are rich in potassium.', ctx)])\n"
@@ -268,8 +268,9 @@ def test_judge_benchmark_command():
 
 def test_plateau_stop_ends_training(tmp_path):
     "Convergence as the trainer uses it: a sink on its bus stops the run once the watched metric plateaus."
-    from workbench.judges import PlateauStop
-    from workbench.trainer import PPOTrainer, TrainConfig
+    from workbench.judge.responses import PlateauStop
+    from workbench.train.ppo import PPOTrainer
+    from workbench.train.config import TrainConfig
     cfg = TrainConfig.from_dict({"env": "gym:CartPole-v1", "total_timesteps": 200_000, "num_envs": 4, "num_steps": 16,
                                  "num_minibatches": 1, "update_epochs": 1, "eval_every": 0, "device": "cpu",
                                  "runs_dir": str(tmp_path)})

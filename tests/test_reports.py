@@ -10,7 +10,7 @@ import pytest
 from plotly.offline import get_plotlyjs_version
 
 from conftest import CHROMIUM, ROOT, remote_fetches, workbench
-from workbench.sinks import fmt_number
+from workbench.runs.sinks import fmt_number
 
 TRAIN = ROOT / "nbs" / "experiments" / "train.ipynb"
 SMALL = ["-p", "total_timesteps", "4096", "-p", "eval_episodes", "5", "-p", "eval_every", "8", "-p", "device", "cpu"]

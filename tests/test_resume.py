@@ -3,8 +3,8 @@ import json, signal, time
 from pathlib import Path
 
 from conftest import TINY, start_workbench, workbench, wait_for, last_json
-from workbench.checkpoint import load_checkpoint
-from workbench.store import RunStore
+from workbench.train.checkpoint import load_checkpoint
+from workbench.runs.store import RunStore
 
 TOTAL = 40_000
 

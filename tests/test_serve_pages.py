@@ -9,7 +9,7 @@ import pytest
 from conftest import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, NOT_LOOPBACK, TINY, last_json, remote_fetches, wait_for, workbench
 from test_app import Server
 from workbench.app.serve import ema
-from workbench.store import RunStore
+from workbench.runs.store import RunStore
 
 WIDTH = 1024          # the narrowest layout the pages must hold
 

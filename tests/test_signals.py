@@ -2,8 +2,8 @@
 import signal, time
 
 from conftest import TINY, start_workbench, wait_for
-from workbench.checkpoint import load_checkpoint
-from workbench.store import RunStore
+from workbench.train.checkpoint import load_checkpoint
+from workbench.runs.store import RunStore
 
 
 def _run(store):

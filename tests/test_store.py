@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from workbench.store import RunStore
+from workbench.runs.store import RunStore
 
 pytestmark = pytest.mark.multiproc
 

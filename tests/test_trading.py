@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from conftest import workbench
-from workbench.env import make_env
-from workbench.trading import (Bars, DataError, TradingEnv, WARMUP, load_bars, market_features, read_bars, sample_bars,
+from workbench.env.make import make_env
+from workbench.env.trading import (Bars, DataError, TradingEnv, WARMUP, load_bars, market_features, read_bars, sample_bars,
                                synthetic_bars)
 
 

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ARTIFACTS, ROOT, free_port, loopback_only_page, remote_fetches, wait_for
-from workbench.store import RunStore
+from workbench.runs.store import RunStore
 
 VENV_BIN = Path(sys.executable).parent
 LOOPBACK = re.compile(r"^(https?|wss?)://(127\.0\.0\.1|localhost)[:/]")
