@@ -124,3 +124,20 @@ print(json.dumps({{"same": before == after, "cwd": os.getcwd() == {str(tmp_path)
     assert out.returncode == 0, out.stderr[-2000:]
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert result["same"] and result["cwd"], result
+
+
+def test_every_exported_cell_is_followed_by_a_check():
+    "In each module notebook, every exported cell (but the imports) is followed by a code cell that uses it."
+    missing = []
+    for nb in sorted((PKG.parent / "nbs").glob("*.ipynb")):
+        cells = json.loads(nb.read_text())["cells"]
+        src = ["".join(c["source"]) if c["cell_type"] == "code" else None for c in cells]
+        exported = [i for i, s in enumerate(src) if s is not None and s.startswith("#| export")]
+        for n, i in enumerate(exported):
+            if n == 0 and all(line.startswith(("#|", "from ", "import ", "#")) or not line.strip()
+                              for line in src[i].splitlines()):
+                continue   # the imports cell
+            end = exported[n + 1] if n + 1 < len(exported) else len(src)
+            if not any(s is not None and not s.startswith("#| hide") for s in src[i + 1: end]):
+                missing.append(f"{nb.name}: {src[i].splitlines()[1][:60]}")
+    assert not missing, f"exported cells with no check after them: {missing}"

@@ -152,7 +152,7 @@ def test_batch_on_ray(tmp_path, ray_cluster):
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     # While it runs: the job processes are children of Ray's workers, not of the batch command.
     def job_parents():
-        return [p.parent() for p in processes_of(tmp_path) if "workbench.jobs.batch" in " ".join(p.cmdline())]
+        return [p.parent() for p in processes_of(tmp_path) if "workbench.jobs.launch" in " ".join(p.cmdline())]
     parents = wait_for(job_parents, timeout=120, interval=0.2, what="a job process")
     assert all(p.pid != proc.pid and "ray::" in " ".join(p.cmdline()) for p in parents), [p.cmdline() for p in parents]
     out = proc.communicate(timeout=400)[0]

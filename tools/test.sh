@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# All tests: the notebooks (nbdev_test) and tests/ (pytest). Exit 0 only if both pass and
+# All tests: the linter (ruff), the notebooks (nbdev_test) and tests/ (pytest). Exit 0 only if all pass and
 # pytest ran at least one test.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup.sh || exit 1
 source .venv/bin/activate
 export PYTHONUNBUFFERED=1
+
+echo "== ruff (lint: workbench/, tests/, bench/, tools/; format: tests/, bench/, tools/)"
+ruff check workbench tests bench tools || { echo "ruff check failed"; exit 1; }
+ruff format --check --quiet tests bench tools || { echo "ruff format --check failed: run .venv/bin/ruff format tests bench tools"; exit 1; }
 
 echo "== nbdev_test (notebooks)"
 nbdev_test --n_workers 2 --do_print || { echo "nbdev_test failed"; exit 1; }

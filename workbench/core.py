@@ -5,17 +5,17 @@
 # %% ../nbs/00a_core.ipynb #cfe1d31a
 from __future__ import annotations
 import workbench.deps  # noqa: F401  first: quiets dependency notices before torch and pufferlib load (see deps)
-import dataclasses, json, os, random, socket, subprocess, sys, tempfile, types, typing
-from dataclasses import dataclass, field, fields
+import dataclasses, os, random, socket, subprocess, tempfile, types, typing
+from dataclasses import fields
 from pathlib import Path
-from typing import Any, Optional, Union, get_args, get_origin, get_type_hints
+from typing import Any, Union, get_args, get_origin, get_type_hints
 
 import numpy as np   # torch is imported where it is used, so that commands which do not train start fast
 
 # %% auto #0
 __all__ = ['WorkbenchError', 'ConfigError', 'EnvError', 'CheckpointError', 'coerce_value', 'config_from_dict', 'config_fields',
-           'field_docs', 'docs_from_source', 'load_config_file', 'seed_everything', 'process_rank', 'is_main_process',
-           'resolve_device', 'atomic_write', 'atomic_write_text', 'code_version', 'host_name']
+           'field_docs', 'docs_from_source', 'read_mapping_file', 'load_config_file', 'seed_everything', 'process_rank',
+           'is_main_process', 'resolve_device', 'atomic_write', 'atomic_write_text', 'code_version', 'host_name']
 
 # %% ../nbs/00a_core.ipynb #f4e17146
 class WorkbenchError(ValueError):
@@ -119,24 +119,34 @@ def docs_from_source(source: str) -> dict[str, str]:
     return docs
 
 # %% ../nbs/00a_core.ipynb #59876334
-def load_config_file(path: Union[str, Path]) -> dict:
-    "Read a TOML or YAML config file into a flat dict (sections are merged)."
+def read_mapping_file(path: Union[str, Path], # a `.toml` file, or YAML (JSON is YAML)
+                      what: str = "config file", # what the file is, in error messages
+                      error: type = ConfigError, # the `WorkbenchError` to raise
+                      suffixes: tuple | None = (".toml", ".yaml", ".yml"), # endings allowed; None: any (YAML unless .toml)
+                      shape: str = "a table of keys" # what the file must hold, in the error when it does not
+                     ) -> dict:
+    "The mapping a TOML or YAML file holds (an empty file is {}); each problem is one `error` naming the file."
     path = Path(path)
-    if not path.is_file(): raise ConfigError(f"config file not found: {path}")
+    if not path.is_file(): raise error(f"{what} not found: {path}")
+    if suffixes is not None and path.suffix not in suffixes:
+        raise error(f"{what} {path} must end in {', '.join(suffixes[:-1])} or {suffixes[-1]}")
     text = path.read_text()
     try:
         if path.suffix == ".toml":
             import tomllib
             data = tomllib.loads(text)
-        elif path.suffix in (".yaml", ".yml"):
+        else:
             import yaml
-            data = yaml.safe_load(text) or {}
-        else: raise ConfigError(f"config file {path} must end in .toml, .yaml or .yml")
-    except ConfigError: raise
-    except Exception as e: raise ConfigError(f"cannot parse config file {path}: {str(e).splitlines()[0]}") from None
-    if not isinstance(data, dict): raise ConfigError(f"config file {path} must hold a table of keys")
+            data = yaml.safe_load(text)
+    except Exception as e: raise error(f"cannot parse {what} {path}: {str(e).splitlines()[0]}") from None
+    if data is None: return {}
+    if not isinstance(data, dict): raise error(f"{what} {path} must hold {shape}")
+    return data
+
+def load_config_file(path: Union[str, Path]) -> dict:
+    "Read a TOML or YAML config file into a flat dict (sections are merged)."
     flat = {}
-    for k, v in data.items():
+    for k, v in read_mapping_file(path).items():
         if isinstance(v, dict):
             for k2, v2 in v.items(): flat[k2.replace("-", "_")] = v2
         else: flat[k.replace("-", "_")] = v

@@ -7,7 +7,7 @@ from __future__ import annotations
 from .core import WorkbenchError  # first: quiets dependency notices
 import os, warnings
 from pathlib import Path
-from typing import Optional, Union
+from typing import Union
 
 import numpy as np
 import torch
@@ -69,7 +69,8 @@ def export_onnx(policy, path: Union[str, Path], opset: int = 17) -> Path:
     except Exception as e:
         tmp.unlink(missing_ok=True)
         if isinstance(e, WorkbenchError): raise
-        raise ExportError(f"cannot export {type(policy).__name__} to ONNX: {type(e).__name__}: {str(e).splitlines()[0][:200]}") from None
+        first_line = str(e).splitlines()[0][:200]
+        raise ExportError(f"cannot export {type(policy).__name__} to ONNX: {type(e).__name__}: {first_line}") from None
     return path
 
 # %% ../nbs/02b_export.ipynb #a04ec4f0

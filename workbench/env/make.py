@@ -15,8 +15,7 @@ from ..core import EnvError, ConfigError
 from ..deps import import_pufferlib
 from .spec import EnvSpec, parse_spec
 
-pufferlib = import_pufferlib()   # from a scratch folder: see `workbench.deps`
-import pufferlib.emulation, pufferlib.vector  # noqa: E402  (already loaded; binds the submodules' names)
+pufferlib = import_pufferlib()   # from a scratch folder (see `workbench.deps`); its `emulation` and `vector` are loaded
 
 # %% auto #0
 __all__ = ['pufferlib', 'ENV_REGISTRY', 'PUFFER_TIME_LIMITS', 'Backend', 'GymnasiumEnv', 'make_gymnasium', 'EnvEntry',
@@ -121,12 +120,6 @@ class TimeLimitFlags:
         return (obs, rewards, terminals, self.truncations, *rest)
     def close(self): return self.vecenv.close()
 
-#
-# `num_envs` is the number of agents stepped together. Natively vectorised envs (PufferLib's C
-# envs, our own) build one env object per worker holding `num_envs / num_workers` agents;
-# Gymnasium envs build one Python env per agent. The multiprocessing backend gives each worker
-# a contiguous block of the shared buffers. On a machine with few cores it is often slower than
-# `serial` (see `bench/`): measure before choosing.
 
 # %% ../../nbs/01b_env.make.ipynb #eee93292
 Backend = Literal["serial", "multiprocessing"]

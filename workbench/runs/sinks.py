@@ -7,7 +7,7 @@ from __future__ import annotations
 import math, os, sys, time
 from typing import Optional
 
-from .events import Event
+from .events import Event, Kind, Metric
 
 # %% auto #0
 __all__ = ['ProgressSink', 'fmt_duration', 'LineSink', 'fmt_time', 'fmt_number', 'WandbSink']
@@ -22,19 +22,21 @@ class ProgressSink:
                         file=self.file, disable=disable, mininterval=0.5, smoothing=0.1)
         self.last_return: Optional[float] = None
     def __call__(self, e: Event):
-        if e.kind == "update":
+        if e.kind == Kind.UPDATE:
             self.bar.update(max(0, e.step - self.bar.n))
-            ret = e.data.get("charts/episodic_return")
+            ret = e.data.get(Metric.RETURN)
             if ret is not None: self.last_return = ret
-            post = {"sps": f"{e.data.get('perf/sps', 0):,.0f}"}
+            post = {"sps": f"{e.data.get(Metric.SPS, 0):,.0f}"}
             if self.last_return is not None: post["return"] = f"{self.last_return:.1f}"
             self.bar.set_postfix(post, refresh=False)
-        elif e.kind == "checkpoint":
-            self.bar.write(f"checkpoint at step {e.step}: {e.data['path']}" + (f" (best, eval return {e.data['score']:.1f})" if e.data.get("best") else ""), file=self.file)
-        elif e.kind == "control":
+        elif e.kind == Kind.CHECKPOINT:
+            best = f" (best, eval return {e.data['score']:.1f})" if e.data.get("best") else ""
+            self.bar.write(f"checkpoint at step {e.step}: {e.data['path']}{best}", file=self.file)
+        elif e.kind == Kind.CONTROL:
             d = e.data
-            self.bar.write(f"control {d['action']} from {d['source']}: " + ("applied" if d["ok"] else d.get("error", "failed")), file=self.file)
-        elif e.kind == "status" and e.data["status"] in ("paused", "stopped", "failed"):
+            outcome = "applied" if d["ok"] else d.get("error", "failed")
+            self.bar.write(f"control {d['action']} from {d['source']}: {outcome}", file=self.file)
+        elif e.kind == Kind.STATUS and e.data["status"] in ("paused", "stopped", "failed"):
             self.bar.write(f"status: {e.data['status']}" + (f" ({e.data['error']})" if "error" in e.data else ""), file=self.file)
     def close(self): self.bar.close()
 
@@ -55,20 +57,22 @@ class LineSink:
     def _print(self, text: str): print(text, file=self.file or sys.stdout, flush=True)
     def __call__(self, e: Event):
         d = e.data
-        if e.kind == "update":
-            if d.get("charts/episodic_return") is not None: self.last_return = d["charts/episodic_return"]
+        if e.kind == Kind.UPDATE:
+            if d.get(Metric.RETURN) is not None: self.last_return = d[Metric.RETURN]
             now = self.clock()
             if self.last_print is not None and now - self.last_print < self.every_s and e.step < self.total: return
             self.last_print = now
-            sps = d.get("perf/sps", 0.0)
+            sps = d.get(Metric.SPS, 0.0)
             ret = "" if self.last_return is None else f" · return {self.last_return:.1f}"
             eta = f" · ETA {fmt_duration((self.total - e.step) / sps)}" if sps and e.step < self.total else ""
-            self._print(f"step {e.step:,} / {self.total:,} ({100 * e.step / max(1, self.total):.0f}%) · {sps:,.0f} steps/s{ret}{eta}")
-        elif e.kind == "eval":
-            self._print(f"step {e.step:,}: evaluation mean return {d['mean_return']:.1f} ± {d['std_return']:.1f} over {d['episodes']} episodes")
-        elif e.kind == "checkpoint":
+            share = 100 * e.step / max(1, self.total)
+            self._print(f"step {e.step:,} / {self.total:,} ({share:.0f}%) · {sps:,.0f} steps/s{ret}{eta}")
+        elif e.kind == Kind.EVAL:
+            self._print(f"step {e.step:,}: evaluation mean return {d['mean_return']:.1f} ± {d['std_return']:.1f} "
+                        f"over {d['episodes']} episodes")
+        elif e.kind == Kind.CHECKPOINT:
             self._print(f"step {e.step:,}: checkpoint {d['path']}" + (" (new best)" if d.get("best") else ""))
-        elif e.kind == "status" and d["status"] != "running":
+        elif e.kind == Kind.STATUS and d["status"] != "running":
             self._print(f"step {e.step:,}: {d['status']}" + (f" ({d['error']})" if "error" in d else ""))
 
 # %% ../../nbs/03c_runs.sinks.ipynb #5e5795ab
@@ -99,8 +103,9 @@ class WandbSink:
         self.run = wandb.init(project=project, name=run_id, id=run_id, config=config, dir=run_dir, resume="allow",
                               mode=os.environ.get("WANDB_MODE", "offline"), reinit=True)
     def __call__(self, e: Event):
-        if e.kind in ("update", "eval"):
-            prefix = "eval/" if e.kind == "eval" else ""
-            data = {prefix + k: v for k, v in e.data.items() if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)}
+        if e.kind in (Kind.UPDATE, Kind.EVAL):
+            prefix = "eval/" if e.kind == Kind.EVAL else ""
+            data = {prefix + k: v for k, v in e.data.items()
+                    if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)}
             self.run.log(data, step=e.step)
     def close(self): self.run.finish()

@@ -9,13 +9,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Optional, Union
 
-from ..core import WorkbenchError, atomic_write_text, code_version, host_name
-from .events import Event
+from fastcore.basics import patch
+
+from ..core import WorkbenchError, code_version, host_name
+from .events import FINAL_STATUSES, Event, Kind, Metric
 
 # %% auto #0
-__all__ = ['SCHEMA', 'JOB_FIELDS', 'RUN_FIELDS', 'RunStore', 'new_run_id', 'create_run', 'update_run', 'log_metrics', 'log_event',
-           'add_checkpoint', 'runs', 'get_run', 'metrics', 'metrics_after', 'first_metric_time', 'metric_keys',
-           'events', 'checkpoints', 'create_job', 'update_job', 'jobs', 'get_job', 'StoreSink']
+__all__ = ['SCHEMA', 'JOB_FIELDS', 'RUN_FIELDS', 'EVAL_KEYS', 'RunStore', 'new_run_id', 'StoreSink']
 
 # %% ../../nbs/03b_runs.store.ipynb #38127dbc
 SCHEMA = """
@@ -90,6 +90,7 @@ def new_run_id(name: str) -> str:
     safe = "".join(c if c.isalnum() or c in "-_." else "-" for c in name).strip("-") or "run"
     return f"{safe}-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}"
 
+@patch
 def create_run(self: RunStore, name: str, config: dict, run_dir: Optional[Union[str, Path]] = None,
                run_id: Optional[str] = None, env: Optional[str] = None, policy: Optional[str] = None) -> str:
     "Record a new run; returns its id."
@@ -110,10 +111,12 @@ def _update_row(store: RunStore, kind: str, row_id: str, fields: dict, allowed: 
         cur = db.execute(f"UPDATE {kind}s SET {', '.join(f'{k} = ?' for k in fields)} WHERE id = ?", (*fields.values(), row_id))
         if cur.rowcount == 0: raise WorkbenchError(f"no {kind} {row_id!r} in {store.path}")
 
+@patch
 def update_run(self: RunStore, run_id: str, **fields) -> None:
     "Set columns of a run (status, times, returns, summary...)."
     _update_row(self, "run", run_id, fields, RUN_FIELDS, ("summary", "config"))
 
+@patch
 def log_metrics(self: RunStore, run_id: str, step: int, metrics: dict, at: Optional[float] = None) -> None:
     "Record numeric metrics of one step (non-numbers are skipped; NaN and inf are stored as NULL)."
     at = at or time.time()
@@ -121,21 +124,22 @@ def log_metrics(self: RunStore, run_id: str, step: int, metrics: dict, at: Optio
             if isinstance(v, (int, float)) and not isinstance(v, bool) or hasattr(v, "item")]
     with self.transaction() as db: db.executemany("INSERT INTO metrics VALUES (?, ?, ?, ?, ?)", rows)
 
+@patch
 def log_event(self: RunStore, run_id: str, step: int, kind: str, data: dict, at: Optional[float] = None) -> None:
     "Record an event (a control applied, a status change, an evaluation)."
     with self.transaction() as db:
-        db.execute("INSERT INTO events VALUES (?, ?, ?, ?, ?)", (run_id, int(step), kind, json.dumps(data, default=str), at or time.time()))
+        db.execute("INSERT INTO events VALUES (?, ?, ?, ?, ?)",
+                   (run_id, int(step), kind, json.dumps(data, default=str), at or time.time()))
 
+@patch
 def add_checkpoint(self: RunStore, run_id: str, step: int, path: str, score: Optional[float] = None,
                    best: bool = False, reason: str = "", at: Optional[float] = None) -> None:
     "Record a saved checkpoint; a new best clears the best flag of the run's earlier ones."
     with self.transaction() as db:
         if best: db.execute("UPDATE checkpoints SET is_best = 0 WHERE run_id = ?", (run_id,))
-        db.execute("INSERT INTO checkpoints VALUES (?, ?, ?, ?, ?, ?, ?)", (run_id, int(step), path, score, int(best), reason, at or time.time()))
+        db.execute("INSERT INTO checkpoints VALUES (?, ?, ?, ?, ?, ?, ?)",
+                   (run_id, int(step), path, score, int(best), reason, at or time.time()))
         if best: db.execute("UPDATE runs SET best_return = ? WHERE id = ?", (score, run_id))
-
-RunStore.create_run, RunStore.update_run, RunStore.log_metrics = create_run, update_run, log_metrics
-RunStore.log_event, RunStore.add_checkpoint = log_event, add_checkpoint
 
 # %% ../../nbs/03b_runs.store.ipynb #ae08faae
 def _row(r: sqlite3.Row) -> dict:
@@ -146,102 +150,115 @@ def _row(r: sqlite3.Row) -> dict:
             except json.JSONDecodeError: pass
     return d
 
+@patch
 def runs(self: RunStore, status: Optional[str] = None) -> list[dict]:
     "All runs, newest first (optionally only those with `status`)."
     q, args = "SELECT * FROM runs", ()
     if status: q, args = q + " WHERE status = ?", (status,)
     return [_row(r) for r in self.db.execute(q + " ORDER BY created_at DESC", args)]
 
+@patch
 def get_run(self: RunStore, run_id: str) -> Optional[dict]:
     "One run, or None."
     r = self.db.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
     return _row(r) if r else None
 
+@patch
 def metrics(self: RunStore, run_id: str, key: Optional[str] = None) -> list[dict]:
     "Metric rows of a run (one key, or all), in step order."
-    if key: rows = self.db.execute("SELECT step, key, value, time FROM metrics WHERE run_id = ? AND key = ? ORDER BY step", (run_id, key))
+    if key:
+        rows = self.db.execute("SELECT step, key, value, time FROM metrics WHERE run_id = ? AND key = ? ORDER BY step",
+                               (run_id, key))
     else: rows = self.db.execute("SELECT step, key, value, time FROM metrics WHERE run_id = ? ORDER BY step, key", (run_id,))
     return [dict(r) for r in rows]
 
+@patch
 def metrics_after(self: RunStore, run_id: str, keys: tuple, after: int = 0) -> list[dict]:
-    "A run's rows of metrics `keys` ({row, step, key, value, time}) in the order written; only those after row id `after` (a live view's tail)."
+    "A run's rows of metrics `keys` ({row, step, key, value, time}) in the order written, after row id `after`."
     marks = ", ".join("?" * len(keys))
     if after:   # the table's tail, by row id (`+run_id` keeps SQLite off the index, which would scan the whole run)
         q, args = f"WHERE rowid > ? AND +run_id = ? AND key IN ({marks})", (after, run_id, *keys)
     else:
         q, args = f"WHERE run_id = ? AND key IN ({marks})", (run_id, *keys)
-    return [dict(r) for r in self.db.execute(f"SELECT rowid AS row, step, key, value, time FROM metrics {q} ORDER BY rowid", args)]
+    rows = self.db.execute(f"SELECT rowid AS row, step, key, value, time FROM metrics {q} ORDER BY rowid", args)
+    return [dict(r) for r in rows]
 
+@patch
 def first_metric_time(self: RunStore, run_id: str) -> Optional[float]:
     "When the run wrote its first metric (None before it has one)."
     return self.db.execute("SELECT MIN(time) FROM metrics WHERE run_id = ?", (run_id,)).fetchone()[0]
 
+@patch
 def metric_keys(self: RunStore, run_id: str) -> list[str]:
     return [r[0] for r in self.db.execute("SELECT DISTINCT key FROM metrics WHERE run_id = ? ORDER BY key", (run_id,))]
 
+@patch
 def events(self: RunStore, run_id: str, kind: Optional[str] = None) -> list[dict]:
     "Events of a run in order (optionally of one kind)."
     q, args = "SELECT step, kind, data, time FROM events WHERE run_id = ?", [run_id]
     if kind: q += " AND kind = ?"; args.append(kind)
     return [_row(r) for r in self.db.execute(q + " ORDER BY rowid", args)]
 
+@patch
 def checkpoints(self: RunStore, run_id: str) -> list[dict]:
     "Checkpoints of a run in step order."
     return [dict(r) for r in self.db.execute("SELECT * FROM checkpoints WHERE run_id = ? ORDER BY step, rowid", (run_id,))]
 
-RunStore.runs, RunStore.get_run, RunStore.metrics, RunStore.metric_keys = runs, get_run, metrics, metric_keys
-RunStore.events, RunStore.checkpoints = events, checkpoints
-RunStore.metrics_after, RunStore.first_metric_time = metrics_after, first_metric_time
-
 # %% ../../nbs/03b_runs.store.ipynb #8e7f4bf1
+@patch
 def create_job(self: RunStore, job_id: str, notebook: str, parameters: dict, processes: int = 1,
                batch_id: Optional[str] = None, out_dir: Optional[str] = None) -> str:
     "Record a new job (status `created`); returns its id."
     with self.transaction() as db:
         db.execute("INSERT INTO jobs (id, notebook, parameters, status, processes, batch_id, out_dir, host, pid, created_at) "
                    "VALUES (?, ?, ?, 'created', ?, ?, ?, ?, ?, ?)",
-                   (job_id, str(notebook), json.dumps(parameters), processes, batch_id, out_dir, host_name(), os.getpid(), time.time()))
+                   (job_id, str(notebook), json.dumps(parameters), processes, batch_id, out_dir, host_name(), os.getpid(),
+                    time.time()))
     return job_id
 
+@patch
 def update_job(self: RunStore, job_id: str, **fields) -> None:
     "Set columns of a job (status, times, report path, error, result...)."
     _update_row(self, "job", job_id, fields, JOB_FIELDS, ("result",))
 
+@patch
 def jobs(self: RunStore, batch_id: Optional[str] = None) -> list[dict]:
     "All jobs, newest first (optionally those of one batch)."
     q, args = "SELECT * FROM jobs", ()
     if batch_id: q, args = q + " WHERE batch_id = ?", (batch_id,)
     return [_row(r) for r in self.db.execute(q + " ORDER BY created_at DESC", args)]
 
+@patch
 def get_job(self: RunStore, job_id: str) -> Optional[dict]:
     "One job, or None."
     r = self.db.execute("SELECT * FROM jobs WHERE id = ?", (job_id,)).fetchone()
     return _row(r) if r else None
 
-RunStore.create_job, RunStore.update_job, RunStore.jobs, RunStore.get_job = create_job, update_job, jobs, get_job
-
 # %% ../../nbs/03b_runs.store.ipynb #7600fc68
+EVAL_KEYS = {"mean_return": Metric.EVAL_RETURN, "std_return": Metric.EVAL_STD}   # an `eval` event's data -> metric keys
+
 class StoreSink:
     "Writes a run's events to a `RunStore` (call it with each `Event`)."
     def __init__(self, store: RunStore, run_id: str):
         self.store, self.run_id = store, run_id
     def __call__(self, e: Event):
         s, rid = self.store, self.run_id
-        if e.kind == "update":
-            s.log_metrics(rid, e.step, e.data, e.time)
-            ret = e.data.get("charts/episodic_return")
+        d = e.data
+        if e.kind == Kind.UPDATE:
+            s.log_metrics(rid, e.step, d, e.time)
+            ret = d.get(Metric.RETURN)
             s.update_run(rid, global_step=e.step, **({"last_return": ret} if ret is not None else {}))
-        elif e.kind == "checkpoint":
-            s.add_checkpoint(rid, e.step, e.data["path"], e.data.get("score"), e.data.get("best", False), e.data.get("reason", ""), e.time)
-        elif e.kind == "eval":
-            s.log_metrics(rid, e.step, {f"eval/{k}": v for k, v in e.data.items() if k in ("mean_return", "std_return")}, e.time)
-            s.log_event(rid, e.step, e.kind, e.data, e.time)
+        elif e.kind == Kind.CHECKPOINT:
+            s.add_checkpoint(rid, e.step, d["path"], d.get("score"), d.get("best", False), d.get("reason", ""), e.time)
+        elif e.kind == Kind.EVAL:
+            s.log_metrics(rid, e.step, {EVAL_KEYS[k]: v for k, v in d.items() if k in EVAL_KEYS}, e.time)
+            s.log_event(rid, e.step, e.kind, d, e.time)
         else:
-            if e.kind == "status":
-                st = e.data["status"]
+            if e.kind == Kind.STATUS:
+                st = d["status"]
                 fields = {"status": st}
                 if st == "running": fields["started_at"] = e.time
-                if st in ("finished", "stopped", "failed"): fields["ended_at"] = e.time
+                if st in FINAL_STATUSES: fields["ended_at"] = e.time
                 s.update_run(rid, **fields)
             s.log_event(rid, e.step, e.kind, e.data, e.time)
     def close(self): self.store.close()

@@ -19,7 +19,8 @@ __all__ = ['FORMAT', 'rng_state', 'set_rng_state', 'save_checkpoint', 'load_chec
 def rng_state() -> dict:
     "Python, numpy and torch RNG states in a form `torch.load(weights_only=True)` accepts."
     name, keys, pos, has_gauss, gauss = np.random.get_state()
-    state = {"python": list(random.getstate()[1]), "numpy": [name, torch.from_numpy(keys.astype(np.int64)), pos, has_gauss, gauss],
+    state = {"python": list(random.getstate()[1]),
+             "numpy": [name, torch.from_numpy(keys.astype(np.int64)), pos, has_gauss, gauss],
              "torch": torch.get_rng_state()}
     if torch.cuda.is_available(): state["cuda"] = torch.cuda.get_rng_state_all()
     return state

@@ -4,27 +4,21 @@
 
 # %% ../../nbs/05c_train.ppo.ipynb #90f3996f
 from __future__ import annotations
-from ..core import (ConfigError, CheckpointError, WorkbenchError, config_from_dict, seed_everything,
-                            resolve_device)  # first: it quiets two dependency notices before torch loads
-import collections, dataclasses, threading, time
-from dataclasses import dataclass, field, asdict
+from ..core import CheckpointError, ConfigError, WorkbenchError, resolve_device, seed_everything  # first: see deps
+import collections, threading, time
 from pathlib import Path
-from typing import Literal, Optional, Union
-
+from typing import NamedTuple, Optional, Union
 import numpy as np
 import torch
-import torch.nn as nn
-
-from ..env.make import make_env, describe_spaces
+from ..env.make import describe_spaces, is_continuous, make_env
 from ..policy import make_policy
-from .config import LIVE_HPARAMS, PPOConfig, TrainConfig
-from ..runs.events import EventBus, Controls
+from .config import LIVE_HPARAMS, TrainConfig
+from ..runs.events import Controls, EventBus, Kind, Metric
 from .checkpoint import CheckpointManager, rng_state, set_rng_state
 from ..judge.episodes import evaluate_policy
 
 # %% auto #0
-__all__ = ['compute_gae', 'RolloutBuffer', 'PPOTrainer', 'collect_rollout', 'compute_advantages', 'update', 'set_hparams',
-           'apply_control', 'apply_controls', 'state_dict', 'load_state', 'save_checkpoint', 'evaluate', 'fit', 'start']
+__all__ = ['compute_gae', 'RolloutBuffer', 'PPOStats', 'ppo_loss', 'PPOTrainer']
 
 # %% ../../nbs/05c_train.ppo.ipynb #49837cf8
 def compute_gae(rewards: torch.Tensor, values: torch.Tensor, dones: torch.Tensor, next_value: torch.Tensor,
@@ -49,10 +43,38 @@ class RolloutBuffer:
         z = lambda *shape, dtype=torch.float32: torch.zeros(num_steps, num_envs, *shape, dtype=dtype, device=device)
         self.obs, self.actions = z(obs_dim), z(*action_shape, dtype=action_dtype)
         self.logprobs, self.rewards, self.dones, self.values, self.starts = z(), z(), z(), z(), z()
-        self.states = None
-        if state_example is not None and not recurrent:
-            self.states = z(*state_example.shape[1:])
+        self.states = z(*state_example.shape[1:]) if state_example is not None and not recurrent else None
         self.initial_state = None
+
+# %% ../../nbs/05c_train.ppo.ipynb #a3f1e2b4
+class PPOStats(NamedTuple):
+    "Diagnostics of one PPO loss, as detached 0-d tensors (read on the host once per update)."
+    policy_loss: torch.Tensor
+    value_loss: torch.Tensor
+    entropy: torch.Tensor
+    approx_kl: torch.Tensor
+    clipfrac: torch.Tensor
+
+def ppo_loss(new_logprob: torch.Tensor, entropy: torch.Tensor, new_value: torch.Tensor,  # from the policy in training
+             logprobs: torch.Tensor, values: torch.Tensor,  # log pi_old(a|s) and V_old(s), recorded in the rollout
+             advantages: torch.Tensor, returns: torch.Tensor,  # from `compute_gae`
+             clip_coef: float, ent_coef: float, vf_coef: float,  # epsilon, c_e and c_v of the formula above
+             norm_adv: bool = True, clip_vloss: bool = True) -> tuple[torch.Tensor, PPOStats]:
+    "CleanRL's PPO loss on one minibatch: clipped surrogate + `vf_coef` x value loss - `ent_coef` x entropy."
+    logratio = new_logprob - logprobs
+    ratio = logratio.exp()
+    if norm_adv: advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
+    policy_loss = torch.max(-advantages * ratio, -advantages * ratio.clamp(1 - clip_coef, 1 + clip_coef)).mean()
+    if clip_vloss:
+        v_clipped = values + (new_value - values).clamp(-clip_coef, clip_coef)
+        value_loss = 0.5 * torch.max((new_value - returns) ** 2, (v_clipped - returns) ** 2).mean()
+    else: value_loss = 0.5 * ((new_value - returns) ** 2).mean()
+    entropy_mean = entropy.mean()
+    loss = policy_loss - ent_coef * entropy_mean + vf_coef * value_loss
+    with torch.no_grad():
+        approx_kl = ((ratio - 1) - logratio).mean()
+        clipfrac = ((ratio - 1).abs() > clip_coef).float().mean()
+    return loss, PPOStats(policy_loss.detach(), value_loss.detach(), entropy_mean.detach(), approx_kl, clipfrac)
 
 # %% ../../nbs/05c_train.ppo.ipynb #9a5e6f16
 class PPOTrainer:
@@ -68,21 +90,18 @@ class PPOTrainer:
         self.device, self.rank = self.accelerator.device, self.accelerator.process_index
         self.main = self.accelerator.is_main_process
         seed_everything(cfg.run.seed + 1000 * self.rank)
-
         self.vecenv = vecenv or make_env(cfg.env.env, cfg.env.num_envs, cfg.env.backend, cfg.env.num_workers,
                                          seed=cfg.run.seed + 100_000 * self.rank)
         self.spaces = describe_spaces(self.vecenv)
-        self.policy = make_policy(self.vecenv.single_observation_space, self.vecenv.single_action_space, cfg.policy).to(self.device)
-        # fused Adam is one kernel per step instead of one per tensor: ~5x faster for small nets on CPU
-        optimizer = torch.optim.Adam(self.policy.parameters(), lr=cfg.ppo.learning_rate, eps=1e-5, fused=True)
-        self.scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, self._lr_factor)
-        model = torch.compile(self.policy) if cfg.run.compile else self.policy
-        self.model, self.optimizer = self.accelerator.prepare(model, optimizer)
-        # We use no gradient accumulation and no fp16 loss scaling, so the wrapped optimizer's
-        # bookkeeping (and accelerate's unscaling clip) has nothing to do; calling torch directly
+        self.policy = make_policy(self.vecenv.single_observation_space, self.vecenv.single_action_space,
+                                  cfg.policy).to(self.device)
+        # Fused Adam: one kernel per step, not one per tensor (~5x faster for small nets on CPU). Not accelerate's
+        # wrapper: with no gradient accumulation or fp16 loss scaling it has nothing to do, and calling torch directly
         # halves the optimizer step's cost on small networks.
-        self._optimizer, self._parameters = optimizer, list(self.policy.parameters())
-
+        self.optimizer = torch.optim.Adam(self.policy.parameters(), lr=cfg.ppo.learning_rate, eps=1e-5, fused=True)
+        self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, self._lr_factor)
+        # For the update's forward pass only (DDP across processes, compiled if asked); all else uses `self.policy`.
+        self._train_model = self.accelerator.prepare(torch.compile(self.policy) if cfg.run.compile else self.policy)
         self.global_step, self.update_count, self.episodes = 0, 0, 0
         self.recent_returns = collections.deque(maxlen=100)
         self.best_score, self.last_eval = None, None
@@ -92,317 +111,290 @@ class PPOTrainer:
         if resume is not None: self.load_state(resume)
         self._build_buffer()
 
+    def fit(self) -> dict:
+        "Train until `total_timesteps` or a stop; returns a summary (run_dir, global_step, sps, returns, checkpoints)."
+        self._start_step, self._paused_before, self._start_time = self.global_step, self.paused_seconds, time.perf_counter()
+        self._set_status("running", resumed=self._start_step > 0)
+        try:
+            while self.global_step < self.cfg.ppo.total_timesteps and not self._stopping():
+                t0 = time.perf_counter()
+                stats = self.collect_rollout()
+                self.compute_advantages()
+                t1 = time.perf_counter()
+                stats.update(self.update())
+                self.update_count += 1
+                self.scheduler.step()
+                self._emit_update(stats, t0, t1, time.perf_counter())
+                self._evaluate_and_checkpoint()
+            self._finish()
+        except BaseException as e:
+            self._set_status("failed", error=f"{type(e).__name__}: {e}")
+            raise
+        finally:
+            self.vecenv.close()
+        return self._summary()
+
+    @torch.no_grad()
+    def collect_rollout(self) -> dict:
+        "Fill the buffer with `num_steps` steps of every env; returns timing and episode stats."
+        b, policy, T = self.buffer, self.policy, self.cfg.ppo.num_steps
+        if policy.recurrent: b.initial_state = tuple(s.clone() for s in self.state)
+        finished, info_sums, info_counts = [], collections.defaultdict(float), collections.defaultdict(int)
+        env_time = forward_time = 0.0
+        for t in range(T):
+            t0 = time.perf_counter()
+            raw = torch.from_numpy(self.next_obs)
+            if policy.cfg.obs_norm: policy.obs_norm.update(raw.reshape(raw.shape[0], -1))
+            x = policy.preprocess(raw).to(self.device, non_blocking=True)
+            b.obs[t], b.starts[t] = x, self.next_start
+            if b.states is not None: b.states[t] = self.state
+            params, value, self.state = policy(x, self.state)
+            action, logprob = policy.head.sample(params)
+            b.actions[t], b.logprobs[t], b.values[t] = action, logprob, value
+            a = action.cpu().numpy()
+            if self.continuous: a = np.clip(a, self.action_low, self.action_high)
+            t1 = time.perf_counter()
+            self.vecenv.send(a)
+            self.next_obs, rewards, terminals, truncations, infos = self.vecenv.recv()[:5]
+            t2 = time.perf_counter()
+            done = terminals | truncations
+            b.rewards[t] = torch.from_numpy(rewards).to(self.device, non_blocking=True)
+            done_t = torch.from_numpy(done).to(self.device, dtype=torch.float32)
+            b.dones[t] = self.next_start = done_t
+            self.ep_return += rewards; self.ep_length += 1
+            if done.any():
+                for i in np.flatnonzero(done): finished.append((self.ep_return[i], self.ep_length[i]))
+                self.ep_return[done] = 0; self.ep_length[done] = 0
+                if self.state is not None: self.state = policy.reset_state(self.state, done_t)
+            for info in infos:
+                for k, v in (info.items() if isinstance(info, dict) else ()):
+                    if isinstance(v, (int, float, np.number)) and not isinstance(v, bool):
+                        info_sums[k] += float(v); info_counts[k] += 1
+            forward_time += t1 - t0; env_time += t2 - t1
+        self.global_step += T * self.cfg.env.num_envs * self.accelerator.num_processes
+        self.episodes += len(finished)
+        for ret, _ in finished: self.recent_returns.append(float(ret))
+        stats = {"perf/env_time": env_time, "perf/forward_time": forward_time}
+        if finished:
+            rets = np.array([f[0] for f in finished])
+            stats.update({Metric.RETURN: float(rets.mean()), Metric.RETURN_MIN: float(rets.min()),
+                          Metric.RETURN_MAX: float(rets.max()), Metric.LENGTH: float(np.mean([f[1] for f in finished])),
+                          Metric.EPISODES: len(finished)})
+        stats.update({f"env/{k}": info_sums[k] / info_counts[k] for k in info_sums})
+        return stats
+
+    @torch.no_grad()
+    def compute_advantages(self):
+        "GAE over the buffer, bootstrapped from the value of the observation after the rollout."
+        b, policy, ppo = self.buffer, self.policy, self.cfg.ppo
+        x = policy.preprocess(torch.from_numpy(self.next_obs)).to(self.device)
+        _, next_value, _ = policy(x, self.state)
+        b.advantages, b.returns = compute_gae(b.rewards, b.values, b.dones, next_value, ppo.gamma, ppo.gae_lambda)
+
+    def update(self) -> dict:
+        "Optimise the policy on the collected rollout for `update_epochs` epochs of `num_minibatches` minibatches."
+        b, ppo, recurrent = self.buffer, self.cfg.ppo, self.policy.recurrent
+        data = {"obs": b.obs, "actions": b.actions, "logprobs": b.logprobs, "advantages": b.advantages,
+                "returns": b.returns, "values": b.values}
+        if b.states is not None: data["states"] = b.states
+        if recurrent: data["starts"] = b.starts   # minibatches of whole env sequences
+        else: data = {k: v.reshape(-1, *v.shape[2:]) for k, v in data.items()}   # minibatches of single steps
+        units = self.cfg.env.num_envs * (1 if recurrent else ppo.num_steps)
+        per_mb = units // ppo.num_minibatches
+        totals, count, epochs = torch.zeros(len(PPOStats._fields), device=self.device), 0, 0
+        self._train_model.train()
+        for epoch in range(ppo.update_epochs):
+            perm = torch.randperm(units, device=self.device)
+            for start in range(0, units, per_mb):
+                idx = perm[start:start + per_mb]
+                mb = {k: v[:, idx] if recurrent else v[idx] for k, v in data.items()}
+                if recurrent: mb["state"] = tuple(s[:, idx] for s in b.initial_state)
+                loss, stats = self._minibatch_loss(mb)
+                self.optimizer.zero_grad(set_to_none=True)
+                self.accelerator.backward(loss)
+                if ppo.max_grad_norm > 0:
+                    torch.nn.utils.clip_grad_norm_(self.optimizer.param_groups[0]["params"], ppo.max_grad_norm, foreach=True)
+                self.optimizer.step()
+                totals += torch.stack(stats); count += 1
+            epochs += 1
+            if ppo.target_kl is not None and stats.approx_kl.item() > ppo.target_kl: break
+        y, pred = b.returns.flatten(), b.values.flatten()
+        explained = torch.where(y.var() == 0, float("nan"), 1 - (y - pred).var() / y.var())
+        *means, explained = torch.cat([totals / count, explained[None]]).tolist()   # the update's one host sync
+        keys = Metric.POLICY_LOSS, Metric.VALUE_LOSS, Metric.ENTROPY, Metric.APPROX_KL, Metric.CLIPFRAC  # as in PPOStats
+        return {**dict(zip(keys, means)), "losses/explained_variance": explained, "losses/epochs": epochs}
+
+    def _minibatch_loss(self, mb: dict) -> tuple[torch.Tensor, PPOStats]:
+        "Run the minibatch through the training model (under autocast) and score it with `ppo_loss`."
+        with self.accelerator.autocast():
+            if self.policy.recurrent: params, new_value, _ = self._train_model(mb["obs"], mb["state"], mb["starts"])
+            else: params, new_value, _ = self._train_model(mb["obs"], mb.get("states"))
+        new_logprob, entropy = self.policy.head.log_prob_entropy(params.float(), mb["actions"])
+        ppo = self.cfg.ppo
+        return ppo_loss(new_logprob, entropy, new_value.float(), mb["logprobs"], mb["values"], mb["advantages"],
+                        mb["returns"], ppo.clip_coef, ppo.ent_coef, ppo.vf_coef, ppo.norm_adv, ppo.clip_vloss)
+
+    # ---- bookkeeping around the loop
+    def _stopping(self) -> bool:
+        "Apply queued controls; True once a stop was asked (on any process: a signal to one stops them all)."
+        self.apply_controls()
+        if self.accelerator.num_processes > 1:
+            stop = torch.tensor([float(self._stop)], device=self.device)
+            self._stop = bool(self.accelerator.reduce(stop, "max").item())
+        return self._stop
+
+    def _elapsed(self, now: float) -> float:
+        "Seconds since `fit` started, less the time spent paused."
+        return now - self._start_time - (self.paused_seconds - self._paused_before)
+
+    def _emit_update(self, stats: dict, t0: float, t1: float, t2: float) -> None:
+        "Emit the update's stats with its timings (rollout t0-t1, update t1-t2) and the live settings."
+        ppo = self.cfg.ppo
+        stats.update({Metric.SPS: (self.global_step - self._start_step) / self._elapsed(t2),
+                      "perf/update_time": t2 - t1, "perf/rollout_time": t1 - t0,
+                      "perf/processes": self.accelerator.num_processes,
+                      Metric.LEARNING_RATE: self.optimizer.param_groups[0]["lr"], Metric.UPDATE: self.update_count,
+                      "charts/ent_coef": ppo.ent_coef, "charts/clip_coef": ppo.clip_coef})
+        if self.main: self.bus.emit(Kind.UPDATE, self.global_step, total=ppo.total_timesteps, **stats)
+
+    def _evaluate_and_checkpoint(self) -> None:
+        "Evaluate every `eval_every` updates; checkpoint on a new best score or every `checkpoint_every` updates."
+        run, score = self.cfg.run, None
+        if self.main and run.eval_every and self.update_count % run.eval_every == 0:
+            score = self.evaluate()["mean_return"]
+        improved = score is not None and (self.best_score is None or score > self.best_score)
+        if improved or (run.checkpoint_every and self.update_count % run.checkpoint_every == 0):
+            self.save_checkpoint(score)
+
+    def _finish(self) -> None:
+        "A last evaluation (unless the last update had one) and checkpoint, then the final status."
+        run, score = self.cfg.run, None
+        due = run.eval_every and not self._stop and (self.last_eval is None or self.update_count % run.eval_every)
+        if self.main and due: score = self.evaluate()["mean_return"]
+        self.save_checkpoint(score, reason="stop" if self._stop else "final")
+        self.accelerator.wait_for_everyone()
+        self._set_status("stopped" if self._stop else "finished")
+
+    def _summary(self) -> dict:
+        "What `fit` returns."
+        elapsed, ck = self._elapsed(time.perf_counter()), self.checkpoints
+        best, last = (ck.best_path if ck and ck.best_path.exists() else None), (ck.latest() if ck else None)
+        return {"run_dir": str(self.run_dir) if self.run_dir else None, "global_step": self.global_step,
+                "updates": self.update_count, "status": self.status,
+                "sps": (self.global_step - self._start_step) / max(elapsed, 1e-9), "seconds": elapsed,
+                "mean_return": float(np.mean(self.recent_returns)) if self.recent_returns else None,
+                "episodes": self.episodes, "best_score": self.best_score,
+                "best_checkpoint": str(best) if best else None, "last_checkpoint": str(last) if last else None}
+
+    def _set_status(self, status: str, **data):
+        self.status = status
+        if self.main: self.bus.emit(Kind.STATUS, self.global_step, status=status, **data)
+
+    # ---- controls
+    def apply_controls(self) -> None:
+        "Apply queued controls; while paused, wait for more until resumed or stopped."
+        for c in self.controls.pending(): self.apply_control(c)
+        if not self.paused: return
+        t0 = time.perf_counter()
+        while self.paused and not self._stop:
+            if (c := self.controls.wait(0.1)) is not None: self.apply_control(c)
+        self.paused_seconds += time.perf_counter() - t0
+
+    def apply_control(self, control) -> None:
+        "Apply one control and report it as a `control` event."
+        result = {"action": control.action, "source": control.source, "args": control.args, "ok": True}
+        try:
+            if control.action in ("pause", "resume"):
+                self.paused = control.action == "pause"; self._set_status("paused" if self.paused else "running")
+            elif control.action == "stop": self._stop = True
+            elif control.action == "checkpoint": result["path"] = str(self.save_checkpoint(reason=control.source))
+            elif control.action == "set":
+                self.set_hparams(**control.args)
+                result["applied"] = {k: getattr(self.cfg.ppo, k) for k in control.args}
+            else: raise ConfigError(f"unknown control {control.action!r}")
+        except WorkbenchError as e:
+            result.update(ok=False, error=str(e))
+        if self.main: self.bus.emit(Kind.CONTROL, self.global_step, **result)
+
+    def set_hparams(self, **changes):
+        "Change live hyperparameters now (between updates)."
+        bad = sorted(set(changes) - set(LIVE_HPARAMS))
+        if bad: raise ConfigError(f"'{bad[0]}' cannot be changed during a run (live: {', '.join(LIVE_HPARAMS)})")
+        cfg = self.cfg = self.cfg.replace(**changes)
+        if "learning_rate" in changes:
+            self.scheduler.base_lrs = [cfg.ppo.learning_rate for _ in self.scheduler.base_lrs]
+            factor = self._lr_factor(self.update_count)
+            for g in self.optimizer.param_groups: g["lr"] = cfg.ppo.learning_rate * factor
+
+    # ---- checkpoints and evaluation
+    def state_dict(self) -> dict:
+        "Everything needed to resume: model, optimizer, scheduler, RNG, counters, config, spaces."
+        counters = {"global_step": self.global_step, "update": self.update_count, "episodes": self.episodes}
+        return {"model": self.policy.state_dict(), "optimizer": self.optimizer.state_dict(),
+                "scheduler": self.scheduler.state_dict(), "rng": rng_state(), "config": self.cfg.to_dict(),
+                "spaces": self.spaces, "counters": counters, "best_score": self.best_score,
+                "recent_returns": list(self.recent_returns), "run_id": self.run_dir.name if self.run_dir else None}
+
+    def load_state(self, state: dict) -> None:
+        "Restore a checkpoint's state (the caller has checked its config and spaces)."
+        if state["spaces"] != self.spaces:
+            raise CheckpointError(f"checkpoint spaces {state['spaces']} do not match env {self.cfg.env.env!r} {self.spaces}")
+        try:
+            self.policy.load_state_dict(state["model"])
+            self.optimizer.load_state_dict(state["optimizer"]); self.scheduler.load_state_dict(state["scheduler"])
+        except (RuntimeError, ValueError, KeyError) as e:
+            raise CheckpointError(f"checkpoint does not fit this policy: {str(e).splitlines()[0][:160]}") from None
+        set_rng_state(state["rng"])
+        c = state["counters"]
+        self.global_step, self.update_count, self.episodes = c["global_step"], c["update"], c["episodes"]
+        self.best_score = state.get("best_score")
+        self.recent_returns.extend(state.get("recent_returns", []))
+        if self.checkpoints: self.checkpoints.best_score = self.best_score
+
+    def save_checkpoint(self, score: Optional[float] = None, reason: str = "scheduled") -> Optional[Path]:
+        "Write a checkpoint of the current state (main process only); emits a `checkpoint` event."
+        if not (self.main and self.checkpoints): return None
+        path, best = self.checkpoints.save(self.state_dict(), self.global_step, score)
+        if best: self.best_score = score
+        self.bus.emit(Kind.CHECKPOINT, self.global_step, path=str(path), score=score, best=best, reason=reason,
+                      best_path=str(self.checkpoints.best_path) if best else None)
+        return path
+
+    def evaluate(self, episodes: Optional[int] = None) -> dict:
+        "Greedy evaluation of the current policy on fresh episodes."
+        t0 = time.perf_counter()
+        result = evaluate_policy(self.policy, self.cfg.env.env, episodes or self.cfg.run.eval_episodes, greedy=True,
+                                 seed=self.cfg.run.seed + 1_000_003 + self.update_count, device=self.device)
+        result["seconds"] = time.perf_counter() - t0
+        self.last_eval = result
+        self.bus.emit(Kind.EVAL, self.global_step, **{k: v for k, v in result.items() if k != "returns"})
+        return result
+
+    def start(self) -> threading.Thread:
+        "Run `fit` in a background thread (for notebooks and apps); `self.result` holds its summary."
+        def run():
+            try: self.result = self.fit()
+            except BaseException as e: self.error = e
+        self.result, self.error = None, None
+        self.thread = threading.Thread(target=run, name="workbench-trainer", daemon=True)
+        self.thread.start()
+        return self.thread
+
+    # ---- set-up, called by __init__
     def _lr_factor(self, update: int) -> float:
         return 1.0 - update / self.cfg.num_updates if self.cfg.ppo.anneal_lr else 1.0
 
     def _build_buffer(self):
+        "Allocate the rollout buffer and reset the envs (seeded past the steps a resumed run has taken)."
         space, n = self.vecenv.single_action_space, self.cfg.env.num_envs
-        discrete = space.dtype.kind in "iu"
-        self.box = not discrete
-        if self.box: self.action_low, self.action_high = space.low, space.high
+        self.continuous = is_continuous(space)
+        if self.continuous: self.action_low, self.action_high = space.low, space.high
         example = self.policy.initial_state(n, self.device)
         state_example = example[0] if isinstance(example, tuple) else example
         self.buffer = RolloutBuffer(self.cfg.ppo.num_steps, n, self.policy.obs_dim, tuple(space.shape),
-                                    torch.int64 if discrete else torch.float32, self.device,
+                                    torch.float32 if self.continuous else torch.int64, self.device,
                                     state_example, self.policy.recurrent)
         self.ep_return, self.ep_length = np.zeros(n), np.zeros(n, dtype=np.int64)
-        self.state = example
-        self.next_start = torch.ones(n, device=self.device)
+        self.state, self.next_start = example, torch.ones(n, device=self.device)
         self.vecenv.async_reset(self.cfg.run.seed + 100_000 * self.rank + self.global_step)
         self.next_obs = self.vecenv.recv()[0]
-
-# %% ../../nbs/05c_train.ppo.ipynb #2db3c39b
-@torch.no_grad()
-def collect_rollout(self: PPOTrainer) -> dict:
-    "Fill the buffer with `num_steps` steps of every env; returns timing and episode stats."
-    b, policy, T = self.buffer, self.policy, self.cfg.ppo.num_steps
-    if policy.recurrent: b.initial_state = tuple(s.clone() for s in self.state)
-    finished, info_sums, info_counts = [], collections.defaultdict(float), collections.defaultdict(int)
-    env_time = forward_time = 0.0
-    for t in range(T):
-        t0 = time.perf_counter()
-        raw = torch.from_numpy(self.next_obs)
-        if policy.cfg.obs_norm: policy.obs_norm.update(raw.reshape(raw.shape[0], -1))
-        x = policy.preprocess(raw).to(self.device, non_blocking=True)
-        b.obs[t] = x
-        b.starts[t] = self.next_start
-        if b.states is not None: b.states[t] = self.state
-        params, value, self.state = policy(x, self.state)
-        action, logprob = policy.head.sample(params)
-        b.actions[t], b.logprobs[t], b.values[t] = action, logprob, value
-        a = action.cpu().numpy()
-        if self.box: a = np.clip(a, self.action_low, self.action_high)
-        t1 = time.perf_counter()
-        self.vecenv.send(a)
-        obs, rewards, terminals, truncations, infos = self.vecenv.recv()[:5]
-        t2 = time.perf_counter()
-        done = terminals | truncations
-        self.next_obs = obs
-        b.rewards[t] = torch.from_numpy(rewards).to(self.device, non_blocking=True)
-        done_t = torch.from_numpy(done).to(self.device, dtype=torch.float32)
-        b.dones[t] = done_t
-        self.next_start = done_t
-        self.ep_return += rewards; self.ep_length += 1
-        if done.any():
-            for i in np.flatnonzero(done): finished.append((self.ep_return[i], self.ep_length[i]))
-            self.ep_return[done] = 0; self.ep_length[done] = 0
-            if self.state is not None: self.state = policy.reset_state(self.state, done_t)
-        for info in infos:
-            for k, v in (info.items() if isinstance(info, dict) else ()):
-                if isinstance(v, (int, float, np.number)) and not isinstance(v, bool):
-                    info_sums[k] += float(v); info_counts[k] += 1
-        forward_time += t1 - t0; env_time += t2 - t1
-    self.global_step += T * self.cfg.env.num_envs * self.accelerator.num_processes
-    self.episodes += len(finished)
-    for ret, _ in finished: self.recent_returns.append(float(ret))
-    stats = {"perf/env_time": env_time, "perf/forward_time": forward_time}
-    if finished:
-        rets = np.array([f[0] for f in finished])
-        stats.update({"charts/episodic_return": float(rets.mean()), "charts/episodic_return_min": float(rets.min()),
-                      "charts/episodic_return_max": float(rets.max()),
-                      "charts/episodic_length": float(np.mean([f[1] for f in finished])), "charts/episodes": len(finished)})
-    stats.update({f"env/{k}": info_sums[k] / info_counts[k] for k in info_sums})
-    return stats
-
-PPOTrainer.collect_rollout = collect_rollout
-
-# %% ../../nbs/05c_train.ppo.ipynb #7af059bb
-@torch.no_grad()
-def compute_advantages(self: PPOTrainer):
-    "GAE over the buffer, bootstrapped from the value of the observation after the rollout."
-    b, policy = self.buffer, self.policy
-    x = policy.preprocess(torch.from_numpy(self.next_obs)).to(self.device)
-    _, next_value, _ = policy(x, self.state)
-    b.advantages, b.returns = compute_gae(b.rewards, b.values, b.dones, next_value,
-                                          self.cfg.ppo.gamma, self.cfg.ppo.gae_lambda)
-
-PPOTrainer.compute_advantages = compute_advantages
-
-# %% ../../nbs/05c_train.ppo.ipynb #668a34b0
-def _minibatch_loss(self: PPOTrainer, mb: dict, ppo: PPOConfig):
-    "PPO loss on one minibatch; returns (loss, detached stats tensor)."
-    with self.accelerator.autocast():
-        if self.policy.recurrent:
-            params, new_value, _ = self.model(mb["obs"], mb["state"], mb["starts"])
-        else:
-            params, new_value, _ = self.model(mb["obs"], mb.get("states"))
-    params, new_value = params.float(), new_value.float()
-    new_logprob, entropy = self.policy.head.log_prob_entropy(params, mb["actions"])
-    logratio = new_logprob - mb["logprobs"]
-    ratio = logratio.exp()
-    adv = mb["advantages"]
-    if ppo.norm_adv: adv = (adv - adv.mean()) / (adv.std() + 1e-8)
-    pg_loss = torch.max(-adv * ratio, -adv * ratio.clamp(1 - ppo.clip_coef, 1 + ppo.clip_coef)).mean()
-    if ppo.clip_vloss:
-        v_clipped = mb["values"] + (new_value - mb["values"]).clamp(-ppo.clip_coef, ppo.clip_coef)
-        v_loss = 0.5 * torch.max((new_value - mb["returns"]) ** 2, (v_clipped - mb["returns"]) ** 2).mean()
-    else:
-        v_loss = 0.5 * ((new_value - mb["returns"]) ** 2).mean()
-    entropy_loss = entropy.mean()
-    loss = pg_loss - ppo.ent_coef * entropy_loss + ppo.vf_coef * v_loss
-    with torch.no_grad():
-        approx_kl = ((ratio - 1) - logratio).mean()
-        clipfrac = ((ratio - 1).abs() > ppo.clip_coef).float().mean()
-        stats = torch.stack([pg_loss, v_loss, entropy_loss, approx_kl, clipfrac]).detach()
-    return loss, stats
-
-def update(self: PPOTrainer) -> dict:
-    "Optimise the policy on the collected rollout for `update_epochs` epochs."
-    b, ppo, cfg = self.buffer, self.cfg.ppo, self.cfg
-    T, N = ppo.num_steps, cfg.env.num_envs
-    flat = lambda x: x.reshape(T * N, *x.shape[2:])
-    data = {"obs": b.obs, "actions": b.actions, "logprobs": b.logprobs, "advantages": b.advantages,
-            "returns": b.returns, "values": b.values}
-    if b.states is not None: data["states"] = b.states
-    recurrent = self.policy.recurrent
-    if not recurrent: data = {k: flat(v) for k, v in data.items()}
-    else: data["starts"] = b.starts
-    units = N if recurrent else T * N
-    per_mb = units // ppo.num_minibatches
-    totals, count, epochs = torch.zeros(5, device=self.device), 0, 0
-    self.model.train()
-    for epoch in range(ppo.update_epochs):
-        perm = torch.randperm(units, device=self.device)
-        for start in range(0, units, per_mb):
-            idx = perm[start:start + per_mb]
-            if recurrent:
-                mb = {k: v[:, idx] for k, v in data.items()}
-                mb["state"] = tuple(s[:, idx] for s in b.initial_state)
-            else:
-                mb = {k: v[idx] for k, v in data.items()}
-            loss, stats = self._minibatch_loss(mb, ppo)
-            self._optimizer.zero_grad(set_to_none=True)
-            self.accelerator.backward(loss)
-            if ppo.max_grad_norm > 0: nn.utils.clip_grad_norm_(self._parameters, ppo.max_grad_norm, foreach=True)
-            self._optimizer.step()
-            totals += stats; count += 1
-        epochs += 1
-        if ppo.target_kl is not None and stats[3].item() > ppo.target_kl: break
-    pg, vl, ent, kl, cf = (totals / count).tolist()
-    y, pred = b.returns.flatten(), b.values.flatten()
-    var_y = y.var()
-    explained = float("nan") if var_y == 0 else (1 - (y - pred).var() / var_y).item()
-    return {"losses/policy_loss": pg, "losses/value_loss": vl, "losses/entropy": ent, "losses/approx_kl": kl,
-            "losses/clipfrac": cf, "losses/explained_variance": explained, "losses/epochs": epochs}
-
-PPOTrainer._minibatch_loss = _minibatch_loss
-PPOTrainer.update = update
-
-# %% ../../nbs/05c_train.ppo.ipynb #1426012d
-def set_hparams(self: PPOTrainer, **changes):
-    "Change live hyperparameters now (between updates)."
-    bad = sorted(set(changes) - set(LIVE_HPARAMS))
-    if bad: raise ConfigError(f"'{bad[0]}' cannot be changed during a run (live: {', '.join(LIVE_HPARAMS)})")
-    cfg = self.cfg.replace(**changes)
-    self.cfg = cfg
-    if "learning_rate" in changes:
-        self.scheduler.base_lrs = [cfg.ppo.learning_rate for _ in self.scheduler.base_lrs]
-        factor = self._lr_factor(self.update_count)
-        for g in self.optimizer.param_groups: g["lr"] = cfg.ppo.learning_rate * factor
-
-def apply_control(self: PPOTrainer, control) -> None:
-    "Apply one control and report it as a `control` event."
-    result = {"action": control.action, "source": control.source, "args": control.args, "ok": True}
-    try:
-        if control.action == "pause":
-            self.paused = True; self._set_status("paused")
-        elif control.action == "resume":
-            self.paused = False; self._set_status("running")
-        elif control.action == "stop":
-            self._stop = True
-        elif control.action == "checkpoint":
-            result["path"] = str(self.save_checkpoint(reason=control.source))
-        elif control.action == "set":
-            self.set_hparams(**control.args)
-            result["applied"] = {k: getattr(self.cfg.ppo, k) for k in control.args}
-        else: raise ConfigError(f"unknown control {control.action!r}")
-    except WorkbenchError as e:
-        result.update(ok=False, error=str(e))
-    if self.main: self.bus.emit("control", self.global_step, **result)
-
-def apply_controls(self: PPOTrainer) -> None:
-    "Apply queued controls; while paused, wait for more until resumed or stopped."
-    for c in self.controls.pending(): self.apply_control(c)
-    if not self.paused: return
-    t0 = time.perf_counter()
-    while self.paused and not self._stop:
-        c = self.controls.wait(0.1)
-        if c is not None: self.apply_control(c)
-    self.paused_seconds += time.perf_counter() - t0
-
-PPOTrainer.set_hparams, PPOTrainer.apply_control, PPOTrainer.apply_controls = set_hparams, apply_control, apply_controls
-
-# %% ../../nbs/05c_train.ppo.ipynb #fb9a0107
-def state_dict(self: PPOTrainer) -> dict:
-    "Everything needed to resume: model, optimizer, scheduler, RNG, counters, config, spaces."
-    return {"model": self.policy.state_dict(), "optimizer": self.optimizer.state_dict(),
-            "scheduler": self.scheduler.state_dict(), "rng": rng_state(), "config": self.cfg.to_dict(),
-            "spaces": self.spaces, "counters": {"global_step": self.global_step, "update": self.update_count,
-                                                "episodes": self.episodes},
-            "best_score": self.best_score, "recent_returns": list(self.recent_returns),
-            "run_id": self.run_dir.name if self.run_dir else None}
-
-def load_state(self: PPOTrainer, state: dict) -> None:
-    "Restore a checkpoint's state (the caller has checked its config and spaces)."
-    if state["spaces"] != self.spaces:
-        raise CheckpointError(f"checkpoint spaces {state['spaces']} do not match env {self.cfg.env.env!r} {self.spaces}")
-    try:
-        self.policy.load_state_dict(state["model"])
-        self.optimizer.load_state_dict(state["optimizer"]); self.scheduler.load_state_dict(state["scheduler"])
-    except (RuntimeError, ValueError, KeyError) as e:
-        raise CheckpointError(f"checkpoint does not fit this policy: {str(e).splitlines()[0][:160]}") from None
-    set_rng_state(state["rng"])
-    c = state["counters"]
-    self.global_step, self.update_count, self.episodes = c["global_step"], c["update"], c["episodes"]
-    self.best_score = state.get("best_score")
-    self.recent_returns.extend(state.get("recent_returns", []))
-    if self.checkpoints: self.checkpoints.best_score = self.best_score
-
-def save_checkpoint(self: PPOTrainer, score: Optional[float] = None, reason: str = "scheduled") -> Optional[Path]:
-    "Write a checkpoint of the current state (main process only); emits a `checkpoint` event."
-    if not (self.main and self.checkpoints): return None
-    path, best = self.checkpoints.save(self.state_dict(), self.global_step, score)
-    if best: self.best_score = score
-    self.bus.emit("checkpoint", self.global_step, path=str(path), score=score, best=best, reason=reason,
-                  best_path=str(self.checkpoints.best_path) if best else None)
-    return path
-
-def evaluate(self: PPOTrainer, episodes: Optional[int] = None) -> dict:
-    "Greedy evaluation of the current policy on fresh episodes."
-    t0 = time.perf_counter()
-    result = evaluate_policy(self.policy, self.cfg.env.env, episodes or self.cfg.run.eval_episodes, greedy=True,
-                             seed=self.cfg.run.seed + 1_000_003 + self.update_count, device=self.device)
-    result["seconds"] = time.perf_counter() - t0
-    self.last_eval = result
-    self.bus.emit("eval", self.global_step, **{k: v for k, v in result.items() if k != "returns"})
-    return result
-
-PPOTrainer.state_dict, PPOTrainer.load_state, PPOTrainer.save_checkpoint, PPOTrainer.evaluate = state_dict, load_state, save_checkpoint, evaluate
-
-# %% ../../nbs/05c_train.ppo.ipynb #30c1518b
-def _set_status(self: PPOTrainer, status: str, **data):
-    self.status = status
-    if self.main: self.bus.emit("status", self.global_step, status=status, **data)
-
-def fit(self: PPOTrainer) -> dict:
-    "Train until `total_timesteps` or a stop; returns a summary (run_dir, global_step, sps, returns, best checkpoint)."
-    cfg, start_step, t_start, paused0 = self.cfg, self.global_step, time.perf_counter(), self.paused_seconds  # live `set` replaces self.cfg.ppo only
-    self._set_status("running", resumed=start_step > 0)
-    try:
-        while self.global_step < cfg.ppo.total_timesteps:
-            self.apply_controls()
-            if self.accelerator.num_processes > 1:  # a stop on any rank (a signal, say) stops them all together
-                self._stop = bool(self.accelerator.reduce(torch.tensor([float(self._stop)], device=self.device), "max").item())
-            if self._stop: break
-            t0 = time.perf_counter()
-            stats = self.collect_rollout()
-            self.compute_advantages()
-            t1 = time.perf_counter()
-            stats.update(self.update())
-            self.update_count += 1
-            self.scheduler.step()
-            t2 = time.perf_counter()
-            elapsed = t2 - t_start - (self.paused_seconds - paused0)   # paused time is not training time
-            stats.update({"perf/sps": (self.global_step - start_step) / elapsed, "perf/update_time": t2 - t1,
-                          "perf/rollout_time": t1 - t0, "perf/processes": self.accelerator.num_processes, "charts/learning_rate": self.optimizer.param_groups[0]["lr"],
-                          "charts/update": self.update_count, "charts/ent_coef": self.cfg.ppo.ent_coef,
-                          "charts/clip_coef": self.cfg.ppo.clip_coef})
-            if self.main: self.bus.emit("update", self.global_step, total=cfg.ppo.total_timesteps, **stats)
-            score = None
-            if self.main and cfg.run.eval_every and self.update_count % cfg.run.eval_every == 0:
-                score = self.evaluate()["mean_return"]
-            improved = score is not None and (self.best_score is None or score > self.best_score)
-            if improved or (cfg.run.checkpoint_every and self.update_count % cfg.run.checkpoint_every == 0):
-                self.save_checkpoint(score)
-        final_score = None
-        if self.main and cfg.run.eval_every and not self._stop and (self.last_eval is None or self.update_count % cfg.run.eval_every):
-            final_score = self.evaluate()["mean_return"]
-        self.save_checkpoint(final_score, reason="stop" if self._stop else "final")
-        self.accelerator.wait_for_everyone()
-        self._set_status("stopped" if self._stop else "finished")
-    except BaseException as e:
-        self._set_status("failed", error=f"{type(e).__name__}: {e}")
-        raise
-    finally:
-        self.vecenv.close()
-    elapsed = time.perf_counter() - t_start - (self.paused_seconds - paused0)
-    best = self.checkpoints.best_path if self.checkpoints and self.checkpoints.best_path.exists() else None
-    return {"run_dir": str(self.run_dir) if self.run_dir else None, "global_step": self.global_step,
-            "updates": self.update_count, "status": self.status,
-            "sps": (self.global_step - start_step) / max(elapsed, 1e-9), "seconds": elapsed,
-            "mean_return": float(np.mean(self.recent_returns)) if self.recent_returns else None,
-            "episodes": self.episodes, "best_score": self.best_score,
-            "best_checkpoint": str(best) if best else None,
-            "last_checkpoint": str(self.checkpoints.latest()) if self.checkpoints and self.checkpoints.latest() else None}
-
-def start(self: PPOTrainer) -> threading.Thread:
-    "Run `fit` in a background thread (for notebooks and apps); `self.result` holds its summary."
-    def run():
-        try: self.result = self.fit()
-        except BaseException as e: self.error = e
-    self.result, self.error = None, None
-    self.thread = threading.Thread(target=run, name="workbench-trainer", daemon=True)
-    self.thread.start()
-    return self.thread
-
-PPOTrainer._set_status, PPOTrainer.fit, PPOTrainer.start = _set_status, fit, start
