@@ -1,7 +1,8 @@
 """Helpers shared by the benchmark scripts: worker subprocesses, a busy-machine check, PuffeRL's defaults."""
+
 import ast, configparser, importlib.metadata, json, os, platform, subprocess, sys, time
 
-RESULT_TAG = "BENCH_RESULT "   # a worker's result line on stdout: this tag + a JSON dict
+RESULT_TAG = "BENCH_RESULT "  # a worker's result line on stdout: this tag + a JSON dict
 
 
 def print_result(result: dict):
@@ -19,18 +20,21 @@ def run_worker(script: str, argv: list) -> dict:
     if proc.returncode or not lines:
         print(proc.stdout[-3000:], proc.stderr[-3000:], sep="\n", file=sys.stderr)
         return {"error": f"worker exited with {proc.returncode}"}
-    return json.loads(lines[-1][len(RESULT_TAG):])
+    return json.loads(lines[-1][len(RESULT_TAG) :])
 
 
 def _cpu_times():
-    with open("/proc/stat") as f: fields = [float(x) for x in f.readline().split()[1:]]
-    idle = fields[3] + fields[4]          # idle + iowait
+    with open("/proc/stat") as f:
+        fields = [float(x) for x in f.readline().split()[1:]]
+    idle = fields[3] + fields[4]  # idle + iowait
     return sum(fields), idle
 
 
 def cpu_busy(seconds: float = 1.0) -> float:
     "Fraction of all cores busy over the next `seconds` (we sleep meanwhile, so it is other processes)."
-    total0, idle0 = _cpu_times(); time.sleep(seconds); total1, idle1 = _cpu_times()
+    total0, idle0 = _cpu_times()
+    time.sleep(seconds)
+    total1, idle1 = _cpu_times()
     return 1.0 - (idle1 - idle0) / max(total1 - total0, 1e-9)
 
 
@@ -54,10 +58,13 @@ def puffer_default_train_config() -> dict:
     """PuffeRL's [train] defaults, read from pufferlib/config/default.ini the way its CLI reads them
     (its `load_config` also parses sys.argv, so we do not call it)."""
     import pufferlib
+
     parser = configparser.ConfigParser()
     parser.read(os.path.join(os.path.dirname(pufferlib.__file__), "config", "default.ini"))
     cfg = {}
     for key, value in parser["train"].items():
-        try: cfg[key] = ast.literal_eval(value)
-        except (ValueError, SyntaxError): cfg[key] = value.strip()
+        try:
+            cfg[key] = ast.literal_eval(value)
+        except (ValueError, SyntaxError):
+            cfg[key] = value.strip()
     return cfg

@@ -21,7 +21,8 @@ included.
     python bench/job_overhead.py --quick         # 1 round of 20K steps
     python bench/job_overhead.py --rounds 0      # only the batches
 """
-import argparse, json, os, statistics, subprocess, sys, tempfile, time
+
+import argparse, json, statistics, subprocess, sys, tempfile, time
 from pathlib import Path
 
 from benchutil import print_result, wait_for_quiet, versions
@@ -36,7 +37,10 @@ def script_worker(steps: int, episodes: int, runs_dir: str):
     from workbench.train.config import TrainConfig
     from workbench.jobs.notebook import train_run
     from workbench.judge.episodes import evaluate_policy
-    cfg = TrainConfig.from_dict({"env": "gym:CartPole-v1", "total_timesteps": steps, "device": "cpu", "runs_dir": runs_dir})
+
+    cfg = TrainConfig.from_dict(
+        {"env": "gym:CartPole-v1", "total_timesteps": steps, "device": "cpu", "runs_dir": runs_dir}
+    )
     summary, run_id, trainer = train_run(cfg, quiet=True)
     score = evaluate_policy(trainer.policy, cfg.env.env, episodes=episodes)
     print_result({"sps": summary["sps"], "mean_return": score["mean_return"]})
@@ -47,22 +51,73 @@ def timed(cmd: list, cwd: str) -> tuple[float, subprocess.CompletedProcess]:
     proc = subprocess.run(list(map(str, cmd)), cwd=cwd, capture_output=True, text=True)
     wall = time.perf_counter() - t0
     if proc.returncode:
-        sys.exit(f"job_overhead: {' '.join(map(str, cmd[:3]))} failed ({proc.returncode}):\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
+        sys.exit(
+            f"job_overhead: {' '.join(map(str, cmd[:3]))} failed ({proc.returncode}):\n"
+            f"{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
+        )
     return wall, proc
 
 
 def run_job(steps: int, episodes: int, cwd: str, processes: int = 1) -> tuple[float, dict]:
-    wall, proc = timed([WORKBENCH, "run", NOTEBOOK, "-p", "total_timesteps", str(steps), "-p", "eval_episodes", str(episodes),
-                        "-p", "device", "cpu", "--processes", str(processes), "--cpu", "--quiet", "--json",
-                        "--out", "reports", "--runs-dir", "runs"], cwd)
+    wall, proc = timed(
+        [
+            WORKBENCH,
+            "run",
+            NOTEBOOK,
+            "-p",
+            "total_timesteps",
+            str(steps),
+            "-p",
+            "eval_episodes",
+            str(episodes),
+            "-p",
+            "device",
+            "cpu",
+            "--processes",
+            str(processes),
+            "--cpu",
+            "--quiet",
+            "--json",
+            "--out",
+            "reports",
+            "--runs-dir",
+            "runs",
+        ],
+        cwd,
+    )
     return wall, json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 def run_batch(jobs: int, steps: int, parallel: int, cwd: str) -> tuple[float, dict]:
     seeds = ",".join(str(i) for i in range(1, jobs + 1))
-    wall, proc = timed([WORKBENCH, "batch", NOTEBOOK, "--grid", f"seed={seeds}", "-p", "total_timesteps", str(steps),
-                        "-p", "eval_episodes", "20", "-p", "device", "cpu", "--cpu", "--max-parallel", str(parallel),
-                        "--quiet", "--json", "--out", "reports", "--runs-dir", "runs"], cwd)
+    wall, proc = timed(
+        [
+            WORKBENCH,
+            "batch",
+            NOTEBOOK,
+            "--grid",
+            f"seed={seeds}",
+            "-p",
+            "total_timesteps",
+            str(steps),
+            "-p",
+            "eval_episodes",
+            "20",
+            "-p",
+            "device",
+            "cpu",
+            "--cpu",
+            "--max-parallel",
+            str(parallel),
+            "--quiet",
+            "--json",
+            "--out",
+            "reports",
+            "--runs-dir",
+            "runs",
+        ],
+        cwd,
+    )
     return wall, json.loads(proc.stdout.strip().splitlines()[-1])
 
 
@@ -77,43 +132,84 @@ def main():
     ap.add_argument("--batch-jobs", type=int, default=4, help="jobs in the batch of part 3 (0: skip it)")
     ap.add_argument("--batch-steps", type=int, default=20_000)
     args = ap.parse_args()
-    if args.quick: args.rounds, args.steps = 1, 20_000
-    if args.worker: return script_worker(args.steps, args.episodes, args.runs_dir)
+    if args.quick:
+        args.rounds, args.steps = 1, 20_000
+    if args.worker:
+        return script_worker(args.steps, args.episodes, args.runs_dir)
 
     busy = wait_for_quiet(0.15, 60)
     walls = {"script": [], "job": []}
     sps = {1: [], 2: []}
     with tempfile.TemporaryDirectory() as cwd:
         for r in range(args.rounds):
-            w, proc = timed([sys.executable, Path(__file__).resolve(), "--worker", "script", "--steps", args.steps,
-                             "--episodes", args.episodes, "--runs-dir", "runs"], cwd)
+            w, proc = timed(
+                [
+                    sys.executable,
+                    Path(__file__).resolve(),
+                    "--worker",
+                    "script",
+                    "--steps",
+                    args.steps,
+                    "--episodes",
+                    args.episodes,
+                    "--runs-dir",
+                    "runs",
+                ],
+                cwd,
+            )
             walls["script"].append(w)
             w, job = run_job(args.steps, args.episodes, cwd)
-            walls["job"].append(w); sps[1].append(job["result"]["sps"])
-            print(f"round {r + 1}: script {walls['script'][-1]:.1f} s, job {w:.1f} s "
-                  f"(overhead {w - walls['script'][-1]:.1f} s; job's own duration {job['duration']:.1f} s)", flush=True)
+            walls["job"].append(w)
+            sps[1].append(job["result"]["sps"])
+            print(
+                f"round {r + 1}: script {walls['script'][-1]:.1f} s, job {w:.1f} s "
+                f"(overhead {w - walls['script'][-1]:.1f} s; job's own duration {job['duration']:.1f} s)",
+                flush=True,
+            )
             w2, job2 = run_job(args.steps, args.episodes, cwd, processes=2)
             sps[2].append(job2["result"]["sps"])
-            print(f"round {r + 1}: 1 process {sps[1][-1]:,} steps/s, 2 processes {sps[2][-1]:,} steps/s "
-                  f"(wall {w:.1f} s vs {w2:.1f} s)", flush=True)
+            print(
+                f"round {r + 1}: 1 process {sps[1][-1]:,} steps/s, 2 processes {sps[2][-1]:,} steps/s "
+                f"(wall {w:.1f} s vs {w2:.1f} s)",
+                flush=True,
+            )
         batch = {}
         if args.batch_jobs:
             for k in (1, 2):
                 batch[k], summary = run_batch(args.batch_jobs, args.batch_steps, k, cwd)
                 assert summary["finished"] == args.batch_jobs, summary
-                print(f"batch of {args.batch_jobs} x {args.batch_steps:,} steps, --max-parallel {k}: {batch[k]:.1f} s", flush=True)
+                print(
+                    f"batch of {args.batch_jobs} x {args.batch_steps:,} steps, --max-parallel {k}: {batch[k]:.1f} s",
+                    flush=True,
+                )
     print(f"\n(machine busy {busy:.0%} before the start)")
     if args.rounds:
         med = {k: statistics.median(v) for k, v in walls.items()}
         print(f"median wall over {args.rounds} round(s) of {args.steps:,} steps + {args.episodes} eval episodes:")
-        print(f"  script {med['script']:.1f} s, workbench run {med['job']:.1f} s: overhead {med['job'] - med['script']:.1f} s (goal < 10 s)")
+        print(
+            f"  script {med['script']:.1f} s, workbench run {med['job']:.1f} s: "
+            f"overhead {med['job'] - med['script']:.1f} s (goal < 10 s)"
+        )
         s1, s2 = statistics.median(sps[1]), statistics.median(sps[2])
         print(f"  training SPS: 1 process {s1:,.0f}, 2 processes {s2:,.0f}: ratio {s2 / s1:.2f}")
     if batch:
-        print(f"  batch of {args.batch_jobs} jobs: --max-parallel 1 {batch[1]:.1f} s, --max-parallel 2 {batch[2]:.1f} s: "
-              f"speed-up {batch[1] / batch[2]:.2f}")
-    print(json.dumps({"wall_s": walls, "sps": sps, "batch_wall_s": batch, "steps": args.steps, "episodes": args.episodes, "rounds": args.rounds,
-                      "versions": versions("torch", "papermill", "nbconvert", "accelerate")}))
+        print(
+            f"  batch of {args.batch_jobs} jobs: --max-parallel 1 {batch[1]:.1f} s, --max-parallel 2 {batch[2]:.1f} s: "
+            f"speed-up {batch[1] / batch[2]:.2f}"
+        )
+    print(
+        json.dumps(
+            {
+                "wall_s": walls,
+                "sps": sps,
+                "batch_wall_s": batch,
+                "steps": args.steps,
+                "episodes": args.episodes,
+                "rounds": args.rounds,
+                "versions": versions("torch", "papermill", "nbconvert", "accelerate"),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ SPS is measured over the steady part: from the start of the 2nd update to the en
     python bench/sps_puffer_cartpole.py             # 2M steps per run, threads 1 and 2: a few minutes
     python bench/sps_puffer_cartpole.py --quick     # 0.5M steps, threads 1 only
 """
+
 import argparse, json, shutil, statistics, tempfile, time
 
 from benchutil import print_result, run_worker, wait_for_quiet, versions, puffer_default_train_config
@@ -35,21 +36,35 @@ def steady_sps(marks) -> tuple[float, float]:
 def run_ours(args) -> dict:
     from workbench.train.ppo import PPOTrainer
     from workbench.train.config import TrainConfig
+
     marks = []
 
     class TimedTrainer(PPOTrainer):
-        def collect_rollout(self):      # the start of every update
+        def collect_rollout(self):  # the start of every update
             marks.append((time.perf_counter(), self.global_step))
             return super().collect_rollout()
 
-    cfg = TrainConfig.from_dict({
-        "env": "puffer:cartpole", "num_envs": args.num_envs, "backend": "serial",
-        "num_steps": args.horizon, "num_minibatches": args.num_envs * args.horizon // args.minibatch,
-        "update_epochs": args.epochs, "learning_rate": args.lr, "gamma": args.gamma, "gae_lambda": args.gae_lambda,
-        "hidden_size": 128, "num_layers": 1,
-        "total_timesteps": args.updates * args.num_envs * args.horizon,
-        "device": "cpu", "torch_threads": args.threads, "seed": args.seed,
-        "eval_every": 0, "checkpoint_every": 0})        # no evaluations, no files: pure training
+    cfg = TrainConfig.from_dict(
+        {
+            "env": "puffer:cartpole",
+            "num_envs": args.num_envs,
+            "backend": "serial",
+            "num_steps": args.horizon,
+            "num_minibatches": args.num_envs * args.horizon // args.minibatch,
+            "update_epochs": args.epochs,
+            "learning_rate": args.lr,
+            "gamma": args.gamma,
+            "gae_lambda": args.gae_lambda,
+            "hidden_size": 128,
+            "num_layers": 1,
+            "total_timesteps": args.updates * args.num_envs * args.horizon,
+            "device": "cpu",
+            "torch_threads": args.threads,
+            "seed": args.seed,
+            "eval_every": 0,
+            "checkpoint_every": 0,
+        }
+    )  # no evaluations, no files: pure training
     trainer = TimedTrainer(cfg)
     params = sum(p.numel() for p in trainer.policy.parameters())
     summary = trainer.fit()
@@ -57,9 +72,18 @@ def run_ours(args) -> dict:
     # episode bookkeeping joins episodes there and summary["mean_return"] can exceed 200 (see RESULTS.md).
     marks.append((time.perf_counter(), trainer.global_step))
     overall, steady = steady_sps(marks)
-    return {"trainer": "workbench", "threads": args.threads, "steps": trainer.global_step, "updates": trainer.update_count,
-            "sps": steady, "sps_all": overall, "params": params, "mean_return": summary["mean_return"],
-            "batch": cfg.batch_size, "minibatch": cfg.minibatch_size}
+    return {
+        "trainer": "workbench",
+        "threads": args.threads,
+        "steps": trainer.global_step,
+        "updates": trainer.update_count,
+        "sps": steady,
+        "sps_all": overall,
+        "params": params,
+        "mean_return": summary["mean_return"],
+        "batch": cfg.batch_size,
+        "minibatch": cfg.minibatch_size,
+    }
 
 
 # ----------------------------------------------------------------------------------------------
@@ -69,41 +93,73 @@ def run_puffer(args) -> dict:
     import numpy as np, random, torch
     import pufferlib.models, pufferlib.vector
     from pufferlib.ocean import environment
-    from pufferlib.pufferl import PuffeRL   # installs a SIGINT handler and RuntimeWarning->error: worker process only
+    from pufferlib.pufferl import PuffeRL  # installs a SIGINT handler and RuntimeWarning->error: worker process only
+
     torch.set_num_threads(args.threads)
-    random.seed(args.seed); np.random.seed(args.seed); torch.manual_seed(args.seed)
+    random.seed(args.seed)
+    np.random.seed(args.seed)
+    torch.manual_seed(args.seed)
 
     # The C Cartpole holds all agents in one env object: Serial backend, one copy, num_envs agents inside.
-    vecenv = pufferlib.vector.make(environment.env_creator("puffer_cartpole"), env_kwargs={"num_envs": args.num_envs},
-                                   num_envs=1, backend=pufferlib.vector.Serial, seed=args.seed)
+    vecenv = pufferlib.vector.make(
+        environment.env_creator("puffer_cartpole"),
+        env_kwargs={"num_envs": args.num_envs},
+        num_envs=1,
+        backend=pufferlib.vector.Serial,
+        seed=args.seed,
+    )
     assert vecenv.num_agents == args.num_envs, vecenv.num_agents
     # PufferLib's cartpole config uses Policy = models.Default wrapped in an LSTM; we leave the LSTM out
     # (our side is a feed-forward MLP too).
     policy = pufferlib.models.Default(vecenv.driver_env, hidden_size=128)
 
     config = puffer_default_train_config()
-    config.update(optimizer="adam", learning_rate=args.lr, gamma=args.gamma, gae_lambda=args.gae_lambda,
-                  update_epochs=args.epochs, batch_size=args.num_envs * args.horizon, bptt_horizon=args.horizon,
-                  minibatch_size=args.minibatch, total_timesteps=args.updates * args.num_envs * args.horizon,
-                  device="cpu", seed=args.seed, env="puffer_cartpole", use_rnn=False, compile=False,
-                  data_dir=tempfile.mkdtemp(prefix="puffer-bench-"), checkpoint_interval=10**9)
-    if not args.puffer_dashboard:   # its rich dashboard, redrawn every 0.25 s; off by default (its best case)
+    config.update(
+        optimizer="adam",
+        learning_rate=args.lr,
+        gamma=args.gamma,
+        gae_lambda=args.gae_lambda,
+        update_epochs=args.epochs,
+        batch_size=args.num_envs * args.horizon,
+        bptt_horizon=args.horizon,
+        minibatch_size=args.minibatch,
+        total_timesteps=args.updates * args.num_envs * args.horizon,
+        device="cpu",
+        seed=args.seed,
+        env="puffer_cartpole",
+        use_rnn=False,
+        compile=False,
+        data_dir=tempfile.mkdtemp(prefix="puffer-bench-"),
+        checkpoint_interval=10**9,
+    )
+    if not args.puffer_dashboard:  # its rich dashboard, redrawn every 0.25 s; off by default (its best case)
         PuffeRL.print_dashboard = lambda self, *a, **k: None
     trainer = PuffeRL(config, vecenv, policy)
 
     marks, last_return = [], None
     for _ in range(args.updates):
         marks.append((time.perf_counter(), trainer.global_step))
-        stats = trainer.evaluate()        # one batch of experience (stats: env logs since its last log line)
-        if len(np.atleast_1d(stats.get("score", []))): last_return = float(np.mean(stats["score"]))  # score = episode length = return
-        trainer.train()                   # update_epochs over it
+        stats = trainer.evaluate()  # one batch of experience (stats: env logs since its last log line)
+        if len(np.atleast_1d(stats.get("score", []))):
+            last_return = float(np.mean(stats["score"]))  # score = episode length = return
+        trainer.train()  # update_epochs over it
     marks.append((time.perf_counter(), trainer.global_step))
-    trainer.vecenv.close(); trainer.utilization.stop()
-    shutil.rmtree(config["data_dir"], ignore_errors=True)   # its final checkpoint
+    trainer.vecenv.close()
+    trainer.utilization.stop()
+    shutil.rmtree(config["data_dir"], ignore_errors=True)  # its final checkpoint
     overall, steady = steady_sps(marks)
-    return {"trainer": "pufferlib", "threads": args.threads, "steps": trainer.global_step, "updates": args.updates,
-            "sps": steady, "sps_all": overall, "params": sum(p.numel() for p in policy.parameters()),
-            "mean_return": last_return, "batch": config["batch_size"], "minibatch": config["minibatch_size"]}
+    return {
+        "trainer": "pufferlib",
+        "threads": args.threads,
+        "steps": trainer.global_step,
+        "updates": args.updates,
+        "sps": steady,
+        "sps_all": overall,
+        "params": sum(p.numel() for p in policy.parameters()),
+        "mean_return": last_return,
+        "batch": config["batch_size"],
+        "minibatch": config["minibatch_size"],
+    }
 
 
 # ----------------------------------------------------------------------------------------------
@@ -116,8 +172,10 @@ def run_one(name: str, threads: int, args) -> dict:
     "Wait for a quiet machine, then run one trainer in a fresh process."
     busy = wait_for_quiet(args.max_busy, args.max_wait)
     argv = ["--worker", name, "--threads", threads]
-    for k in WORKER_ARGS: argv += [f"--{k.replace('_', '-')}", getattr(args, k)]
-    if args.puffer_dashboard: argv.append("--puffer-dashboard")
+    for k in WORKER_ARGS:
+        argv += [f"--{k.replace('_', '-')}", getattr(args, k)]
+    if args.puffer_dashboard:
+        argv.append("--puffer-dashboard")
     result = {"trainer": name, "threads": threads, "sps": None}
     result.update(run_worker(__file__, argv))
     result["busy_before"] = busy
@@ -125,9 +183,13 @@ def run_one(name: str, threads: int, args) -> dict:
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__.split("\n")[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
+    )
     p.add_argument("--num-envs", type=int, default=256, help="agents in the one C Cartpole env")
-    p.add_argument("--horizon", type=int, default=64, help="steps per agent per batch (ours: num_steps; PuffeRL: bptt_horizon)")
+    p.add_argument(
+        "--horizon", type=int, default=64, help="steps per agent per batch (ours: num_steps; PuffeRL: bptt_horizon)"
+    )
     p.add_argument("--minibatch", type=int, default=4096, help="minibatch size in steps")
     p.add_argument("--epochs", type=int, default=1, help="update epochs, both trainers")
     p.add_argument("--steps", type=int, default=2_000_000, help="env steps per run (rounded down to whole batches)")
@@ -137,15 +199,23 @@ def main():
     p.add_argument("--gamma", type=float, default=0.99)
     p.add_argument("--gae-lambda", type=float, default=0.95)
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--puffer-dashboard", action="store_true", help="keep PuffeRL's terminal dashboard on (output discarded)")
-    p.add_argument("--max-busy", type=float, default=0.15, help="before each run, wait until other processes use less than this fraction of the cores ...")
+    p.add_argument(
+        "--puffer-dashboard", action="store_true", help="keep PuffeRL's terminal dashboard on (output discarded)"
+    )
+    p.add_argument(
+        "--max-busy",
+        type=float,
+        default=0.15,
+        help="before each run, wait until other processes use less than this fraction of the cores ...",
+    )
     p.add_argument("--max-wait", type=float, default=30.0, help="... but wait at most this many seconds")
     p.add_argument("--quick", action="store_true", help="0.5M steps, 1 thread: a smoke test")
     p.add_argument("--json", help="also write the results to this file")
     p.add_argument("--worker", help=argparse.SUPPRESS)
     p.add_argument("--updates", type=int, help=argparse.SUPPRESS)
     args = p.parse_args()
-    if args.quick: args.steps, args.threads, args.repeats = 500_000, args.threads[:1], 1
+    if args.quick:
+        args.steps, args.threads, args.repeats = 500_000, args.threads[:1], 1
     args.updates = args.updates or max(2, args.steps // (args.num_envs * args.horizon))
 
     if args.worker:
@@ -153,20 +223,30 @@ def main():
         print_result(run_ours(args) if args.worker == "workbench" else run_puffer(args))
 
     batch = args.num_envs * args.horizon
-    print(f"# SPS on puffer:cartpole (C), Serial: {args.num_envs} agents x {args.horizon} steps = batch {batch}, "
-          f"minibatch {args.minibatch}, {args.epochs} epoch(s), {args.updates} updates = {args.updates * batch} steps per run; "
-          f"Adam, hidden 128 x 1 layer, cpu")
+    print(
+        f"# SPS on puffer:cartpole (C), Serial: {args.num_envs} agents x {args.horizon} steps = batch {batch}, "
+        f"minibatch {args.minibatch}, {args.epochs} epoch(s), {args.updates} updates = {args.updates * batch} steps per run; "
+        f"Adam, hidden 128 x 1 layer, cpu"
+    )
     info = versions("torch", "pufferlib", "numpy")
     print("# " + ", ".join(f"{k} {v}" for k, v in info.items()))
     results = []
     for rep in range(args.repeats):
         for threads in args.threads:
-            for name in ("workbench", "pufferlib"):   # one after another, never together
+            for name in ("workbench", "pufferlib"):  # one after another, never together
                 r = run_one(name, threads, args)
                 results.append(r)
-                print(f"  {name:<10} threads {threads}: " + (f"{r['sps']:,.0f} SPS steady ({r['sps_all']:,.0f} incl. 1st update)"
-                      f", last mean return {r['mean_return'] or 0:.0f}" if r["sps"] else r.get("error", "?"))
-                      + f"  [other load before: {100 * r['busy_before']:.0f}% of the cores]", flush=True)
+                print(
+                    f"  {name:<10} threads {threads}: "
+                    + (
+                        f"{r['sps']:,.0f} SPS steady ({r['sps_all']:,.0f} incl. 1st update)"
+                        f", last mean return {r['mean_return'] or 0:.0f}"
+                        if r["sps"]
+                        else r.get("error", "?")
+                    )
+                    + f"  [other load before: {100 * r['busy_before']:.0f}% of the cores]",
+                    flush=True,
+                )
 
     print(f"\n{'threads':>7} {'workbench SPS':>14} {'pufferlib SPS':>14} {'ours / puffer':>13}")
     best = {}
@@ -175,14 +255,16 @@ def main():
         for name in ("workbench", "pufferlib"):
             sps = [r["sps"] for r in results if r["trainer"] == name and r["threads"] == threads and r["sps"]]
             med[name] = statistics.median(sps) if sps else None
-            if med[name] and med[name] > best.get(name, (0, 0))[0]: best[name] = (med[name], threads)
+            if med[name] and med[name] > best.get(name, (0, 0))[0]:
+                best[name] = (med[name], threads)
         ratio = med["workbench"] / med["pufferlib"] if med["workbench"] and med["pufferlib"] else None
         print(f"{threads:>7} {med['workbench'] or 0:>14,.0f} {med['pufferlib'] or 0:>14,.0f} {ratio or 0:>13.2f}")
     if len(best) == 2:
         (ours, t_o), (puf, t_p) = best["workbench"], best["pufferlib"]
         print(f"{'best':>7} {ours:>11,.0f} ({t_o}) {puf:>11,.0f} ({t_p}) {ours / puf:>13.2f}   (threads in brackets)")
     if args.json:
-        with open(args.json, "w") as f: json.dump({"versions": info, "args": vars(args), "results": results}, f, indent=1)
+        with open(args.json, "w") as f:
+            json.dump({"versions": info, "args": vars(args), "results": results}, f, indent=1)
 
 
 if __name__ == "__main__":

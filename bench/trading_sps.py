@@ -13,7 +13,8 @@ The goal (issue 5): at least 5 million steps per second at 4096 envs on one core
     python bench/trading_sps.py                 # 1, 64, 1024, 4096 envs
     python bench/trading_sps.py --seconds 1     # shorter
 """
-import argparse, json, os, sys, time
+
+import argparse, json, os, time
 
 import numpy as np
 
@@ -32,13 +33,18 @@ def scalar_env_class():
 
     class OneAccount(gymnasium.Env):
         levels = (-1.0, 0.0, 1.0)
+
         def __init__(self, episode_length=256, cost=2e-4):
             self.observation_space = gymnasium.spaces.Box(-10, 10, (feats[0].shape[1] + 2,), np.float32)
             self.action_space = gymnasium.spaces.Discrete(3)
             self.episode_length, self.cost = episode_length, cost
+
         def _obs(self):
             price = bars[self.sym].close[self.t]
-            return np.concatenate([feats[self.sym][self.t], [self.pos, self.pos * (price / self.entry - 1) * 10]]).astype(np.float32)
+            return np.concatenate(
+                [feats[self.sym][self.t], [self.pos, self.pos * (price / self.entry - 1) * 10]]
+            ).astype(np.float32)
+
         def reset(self, seed=None, options=None):
             super().reset(seed=seed)
             self.sym = int(self.np_random.integers(len(bars)))
@@ -46,15 +52,19 @@ def scalar_env_class():
             self.t = lo + int(self.np_random.random() * (hi - lo - self.episode_length))
             self.steps, self.pos, self.entry, self.equity = 0, 0.0, 1.0, 1.0
             return self._obs(), {}
+
         def step(self, action):
             target = self.levels[int(action)]
             close = bars[self.sym].close
             price, nxt = close[self.t], close[self.t + 1]
             growth = max(1 + target * (nxt / price - 1) - self.cost * abs(target - self.pos), 1e-6)
-            if target != self.pos: self.entry = price
+            if target != self.pos:
+                self.entry = price
             self.pos, self.equity = target, self.equity * growth
-            self.t += 1; self.steps += 1
+            self.t += 1
+            self.steps += 1
             return self._obs(), float(np.log(growth)), self.equity < 1e-3, self.steps >= self.episode_length, {}
+
     return OneAccount
 
 
@@ -66,9 +76,11 @@ def measure(make, n: int, seconds: float) -> float:
     steps, t0 = 0, time.perf_counter()
     while True:
         for k in range(16):
-            env.send(actions[(steps + k) % 64]); env.recv()
+            env.send(actions[(steps + k) % 64])
+            env.recv()
         steps += 16
-        if time.perf_counter() - t0 >= seconds: break
+        if time.perf_counter() - t0 >= seconds:
+            break
     sps = steps * n / (time.perf_counter() - t0)
     env.close()
     return sps
@@ -80,14 +92,21 @@ def main():
     ap.add_argument("--seconds", type=float, default=3.0, help="stepping time per measurement")
     ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
-    os.sched_setaffinity(0, {0})                     # one core
+    os.sched_setaffinity(0, {0})  # one core
     import pufferlib.emulation, pufferlib.vector
     from workbench.env.make import make_env
+
     OneAccount = scalar_env_class()
     ours = lambda n: make_env("trading", num_envs=n, seed=0)
-    ref = lambda n: pufferlib.vector.make([lambda buf=None, seed=0: pufferlib.emulation.GymnasiumPufferEnv(
-        env_creator=OneAccount, buf=buf, seed=seed)] * n, env_args=[[] for _ in range(n)], env_kwargs=[{} for _ in range(n)],
-        num_envs=n, backend=pufferlib.vector.Serial, seed=0)
+    ref = lambda n: pufferlib.vector.make(
+        [lambda buf=None, seed=0: pufferlib.emulation.GymnasiumPufferEnv(env_creator=OneAccount, buf=buf, seed=seed)]
+        * n,
+        env_args=[[] for _ in range(n)],
+        env_kwargs=[{} for _ in range(n)],
+        num_envs=n,
+        backend=pufferlib.vector.Serial,
+        seed=0,
+    )
     busy = wait_for_quiet(0.15, 60)
     results = {}
     print(f"{'envs':>6} {'ours SPS':>14} {'reference SPS':>14} {'ours / ref':>10}")

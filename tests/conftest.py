@@ -8,18 +8,35 @@ ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = Path(os.environ.get("WORKBENCH_TEST_ARTIFACTS", ROOT / "test-artifacts"))
 WORKBENCH = [str(Path(sys.executable).parent / "workbench")]
 # Small, fast runs: 2 envs x 16 steps per update.
-TINY = ["--num-envs", "2", "--num-steps", "16", "--num-minibatches", "2", "--update-epochs", "1",
-        "--eval-every", "0", "--device", "cpu", "--quiet"]
+TINY = [
+    "--num-envs",
+    "2",
+    "--num-steps",
+    "16",
+    "--num-minibatches",
+    "2",
+    "--update-epochs",
+    "1",
+    "--eval-every",
+    "0",
+    "--device",
+    "cpu",
+    "--quiet",
+]
 
 
 def workbench(*args, timeout=300, **kw):
     "Run the workbench command to completion."
-    return subprocess.run([*WORKBENCH, *map(str, args)], capture_output=True, text=True, timeout=timeout, cwd=kw.pop("cwd", None), **kw)
+    return subprocess.run(
+        [*WORKBENCH, *map(str, args)], capture_output=True, text=True, timeout=timeout, cwd=kw.pop("cwd", None), **kw
+    )
 
 
 def start_workbench(*args, **kw):
     "Start the workbench command in the background."
-    return subprocess.Popen([*WORKBENCH, *map(str, args)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+    return subprocess.Popen(
+        [*WORKBENCH, *map(str, args)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw
+    )
 
 
 def free_port() -> int:
@@ -33,7 +50,8 @@ def wait_for(predicate, timeout=120, interval=0.1, what="condition"):
     deadline = time.time() + timeout
     while time.time() < deadline:
         value = predicate()
-        if value: return value
+        if value:
+            return value
         time.sleep(interval)
     raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
@@ -48,21 +66,33 @@ def runs_dir(tmp_path):
 
 
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 # Every URL a page may not request: anything but http(s)/ws(s) to loopback (data:, blob: and file: URLs are not
 # requests out). Route these to abort; routing every URL ("**/*") breaks JupyterLab's kernel websocket.
 NOT_LOOPBACK = re.compile(r"^(?!((https?|wss?)://(127\.0\.0\.1|localhost)[:/]|data:|blob:|file:))")
 LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1"}
 # Tags that make a browser fetch something, and module imports (plotly's "connected" renderer, nbconvert's mermaid).
-FETCHES = re.compile(r"<(?:script|link)\b[^>]*?\s(?:src|href)\s*=\s*[\"']?([^\"'\s>]+)|\bimport\s*\(?\s*[\"']([^\"']+)[\"']", re.I)
+FETCHES = re.compile(
+    r"<(?:script|link)\b[^>]*?\s(?:src|href)\s*=\s*[\"']?([^\"'\s>]+)|\bimport\s*\(?\s*[\"']([^\"']+)[\"']", re.I
+)
 
 
 @contextlib.contextmanager
 def loopback_only_page(width: int = 1280, height: int = 1000):
     "A page in headless Chromium whose requests beyond loopback are aborted; yields (page, the URLs it was refused)."
-    assert os.path.exists(CHROMIUM), "Debian's chromium is missing: tools/setup.sh installs it (apt-get install -y chromium)"
+    assert os.path.exists(CHROMIUM), (
+        "Debian's chromium is missing: tools/setup.sh installs it (apt-get install -y chromium)"
+    )
     from playwright.sync_api import sync_playwright
+
     blocked = []
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
@@ -79,7 +109,10 @@ def remote_fetches(page: str) -> list[str]:
     out = []
     for m in FETCHES.finditer(page):
         url = m.group(1) or m.group(2)
-        if re.match(r"(?i)(https?:)?//", url) and (urlparse(url if ":" in url.split("/")[0] else "http:" + url).hostname or "") not in LOOPBACK_HOSTS:
+        if (
+            re.match(r"(?i)(https?:)?//", url)
+            and (urlparse(url if ":" in url.split("/")[0] else "http:" + url).hostname or "") not in LOOPBACK_HOSTS
+        ):
             out.append(url)
     return out
 
@@ -87,8 +120,10 @@ def remote_fetches(page: str) -> list[str]:
 @contextlib.contextmanager
 def offline_page(path):
     "Open a local HTML file in headless Chromium with the network unavailable; yields (page, the URLs it requested)."
-    if not os.path.exists(CHROMIUM): pytest.skip(f"{CHROMIUM} not found (tools/setup.sh installs it)")
+    if not os.path.exists(CHROMIUM):
+        pytest.skip(f"{CHROMIUM} not found (tools/setup.sh installs it)")
     from playwright.sync_api import sync_playwright
+
     requests = []
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=["--headless", "--no-sandbox", "--disable-gpu"])

@@ -1,5 +1,6 @@
 """The package's shape: modules in stages of the data flow, each importing only earlier stages (so no cycles),
 none longer than a reader can hold, and nothing that changes the process when imported."""
+
 import ast
 import json
 import re
@@ -44,7 +45,7 @@ def imported(name: str, path: Path) -> set[str]:
             continue
         for t in targets:
             while t and t not in MODULES:
-                t = t.rpartition(".")[0]   # `import workbench.env.make.x` -> the module it names
+                t = t.rpartition(".")[0]  # `import workbench.env.make.x` -> the module it names
             if t.startswith("workbench") and t != name:
                 found.add(t)
     return found
@@ -55,7 +56,7 @@ GRAPH = {name: imported(name, path) for name, path in MODULES.items()}
 
 def test_every_module_is_exported_from_a_numbered_notebook():
     for name, path in MODULES.items():
-        if name != "workbench" and path.read_text().strip():   # nbdev leaves a package's `__init__` empty
+        if name != "workbench" and path.read_text().strip():  # nbdev leaves a package's `__init__` empty
             stage_of(path)
 
 
@@ -63,8 +64,8 @@ def test_modules_import_only_earlier_stages():
     later = []
     for name, deps in GRAPH.items():
         if name == "workbench":
-            continue   # the package root only names the public API (lazily)
-        for dep in deps:   # the package root holds only `__version__` and lazy names: anyone may read it
+            continue  # the package root only names the public API (lazily)
+        for dep in deps:  # the package root holds only `__version__` and lazy names: anyone may read it
             if dep != "workbench" and stage_of(MODULES[dep]) >= stage_of(MODULES[name]):
                 later.append(f"{name} {stage_of(MODULES[name])} imports {dep}")
     assert not later, later
@@ -91,8 +92,15 @@ def test_modules_fit_a_reading():
     assert not long, f"modules over {MAX_LINES} lines: {long}"
 
 
-PROCESS_CHANGES = {("warnings", "filterwarnings"), ("warnings", "simplefilter"), ("signal", "signal"), ("os", "chdir"),
-                   ("os", "environ"), ("sys", "modules"), ("sys", "path")}
+PROCESS_CHANGES = {
+    ("warnings", "filterwarnings"),
+    ("warnings", "simplefilter"),
+    ("signal", "signal"),
+    ("os", "chdir"),
+    ("os", "environ"),
+    ("sys", "modules"),
+    ("sys", "path"),
+}
 
 
 def test_only_deps_changes_the_process_at_import():
@@ -105,8 +113,11 @@ def test_only_deps_changes_the_process_at_import():
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 continue
             for node in ast.walk(stmt):
-                if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
-                        and (node.value.id, node.attr) in PROCESS_CHANGES:
+                if (
+                    isinstance(node, ast.Attribute)
+                    and isinstance(node.value, ast.Name)
+                    and (node.value.id, node.attr) in PROCESS_CHANGES
+                ):
                     found.append(f"{name}:{stmt.lineno} {node.value.id}.{node.attr}")
     assert not found, found
 
@@ -134,10 +145,11 @@ def test_every_exported_cell_is_followed_by_a_check():
         src = ["".join(c["source"]) if c["cell_type"] == "code" else None for c in cells]
         exported = [i for i, s in enumerate(src) if s is not None and s.startswith("#| export")]
         for n, i in enumerate(exported):
-            if n == 0 and all(line.startswith(("#|", "from ", "import ", "#")) or not line.strip()
-                              for line in src[i].splitlines()):
-                continue   # the imports cell
+            if n == 0 and all(
+                line.startswith(("#|", "from ", "import ", "#")) or not line.strip() for line in src[i].splitlines()
+            ):
+                continue  # the imports cell
             end = exported[n + 1] if n + 1 < len(exported) else len(src)
-            if not any(s is not None and not s.startswith("#| hide") for s in src[i + 1: end]):
+            if not any(s is not None and not s.startswith("#| hide") for s in src[i + 1 : end]):
                 missing.append(f"{nb.name}: {src[i].splitlines()[1][:60]}")
     assert not missing, f"exported cells with no check after them: {missing}"

@@ -1,4 +1,5 @@
 "Serial and Multiprocessing backends: the same seed gives the same trajectories; training runs on both."
+
 import numpy as np
 import pytest
 
@@ -32,7 +33,20 @@ def test_serial_and_multiprocessing_trajectories_match():
 
 
 def test_training_on_multiprocessing_backend(runs_dir):
-    r = workbench("train", "--env", "gym:CartPole-v1", "--backend", "multiprocessing", "--num-workers", 2,
-                  "--total-steps", 64, *TINY, "--runs-dir", runs_dir, "--json")
+    r = workbench(
+        "train",
+        "--env",
+        "gym:CartPole-v1",
+        "--backend",
+        "multiprocessing",
+        "--num-workers",
+        2,
+        "--total-steps",
+        64,
+        *TINY,
+        "--runs-dir",
+        runs_dir,
+        "--json",
+    )
     assert r.returncode == 0, r.stderr
     assert last_json(r.stdout)["global_step"] == 64

@@ -1,5 +1,6 @@
 "`workbench batch`: a grid of real papermill jobs, K at a time, killed with SIGKILL and resumed; on a local Ray cluster."
-import json, os, re, signal, socket, subprocess, sys, time
+
+import json, os, re, socket, subprocess, sys
 from pathlib import Path
 
 import psutil
@@ -39,16 +40,36 @@ def max_overlap(jobs):
     events = sorted([(j["started_at"], 1) for j in jobs] + [(j["ended_at"], -1) for j in jobs])
     now = most = 0
     for _, d in events:
-        now += d; most = max(most, now)
+        now += d
+        most = max(most, now)
     return most
 
 
 def test_batch_killed_then_resumed(tmp_path):
-    cmd = [*WORKBENCH, "batch", str(TRAIN), *GRID, *SMALL, "--max-parallel", "2", "--out", "reports", "--runs-dir", "runs"]
+    cmd = [
+        *WORKBENCH,
+        "batch",
+        str(TRAIN),
+        *GRID,
+        *SMALL,
+        "--max-parallel",
+        "2",
+        "--out",
+        "reports",
+        "--runs-dir",
+        "runs",
+    ]
     proc = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    batch_dir = wait_for(lambda: next((tmp_path / "reports").glob("*/batch.json"), None), timeout=60, what="batch.json").parent
+    batch_dir = wait_for(
+        lambda: next((tmp_path / "reports").glob("*/batch.json"), None), timeout=60, what="batch.json"
+    ).parent
     # Kill the batch (SIGKILL: no chance to clean up) once one job has finished and others are still to run.
-    wait_for(lambda: any(s["status"] == "finished" for s in states(batch_dir).values()), timeout=240, interval=0.2, what="a finished job")
+    wait_for(
+        lambda: any(s["status"] == "finished" for s in states(batch_dir).values()),
+        timeout=240,
+        interval=0.2,
+        what="a finished job",
+    )
     proc.kill()
     out = proc.communicate(timeout=30)[0]
     # Its jobs die with it (PR_SET_PDEATHSIG), kernels included, and record themselves as interrupted.
@@ -59,8 +80,22 @@ def test_batch_killed_then_resumed(tmp_path):
     assert {s["status"] for k, s in before.items() if k not in finished} <= {"interrupted", "pending"}, before
 
     # --resume runs only the unfinished jobs, and leaves the finished ones as they were.
-    r = workbench("batch", TRAIN, *GRID, *SMALL, "--max-parallel", "2", "--out", "reports", "--runs-dir", "runs",
-                  "--resume", "--json", cwd=tmp_path, timeout=400)
+    r = workbench(
+        "batch",
+        TRAIN,
+        *GRID,
+        *SMALL,
+        "--max-parallel",
+        "2",
+        "--out",
+        "reports",
+        "--runs-dir",
+        "runs",
+        "--resume",
+        "--json",
+        cwd=tmp_path,
+        timeout=400,
+    )
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     summary = json.loads(r.stdout.strip().splitlines()[-1])
     assert summary["status"] == "finished" and summary["finished"] == 4
@@ -82,11 +117,13 @@ def test_batch_killed_then_resumed(tmp_path):
     # the curves grouped by learning rate (mean, min-max band, faint seeds), plotly.js inlined, numbers for people.
     page = (batch_dir / "index.html").read_text()
     for job_id, s in after.items():
-        assert f"jobs/{job_id}/index.html" in page and fmt_number(s['result']['mean_return']) in page
+        assert f"jobs/{job_id}/index.html" in page and fmt_number(s["result"]["mean_return"]) in page
     assert f"<title>batch {summary['id']} · finished · 4/4 finished · train.ipynb · Workbench</title>" in page
     assert "<th>mean_return (mean ± sd over seeds)</th>" in page and "ci95_low (mean" not in page
     for lr in ("0.001", "0.0025"):
-        assert f'"learning_rate={lr}: mean of 2 seeds"' in page and f'"learning_rate={lr}: min-max over 2 seeds"' in page
+        assert (
+            f'"learning_rate={lr}: mean of 2 seeds"' in page and f'"learning_rate={lr}: min-max over 2 seeds"' in page
+        )
     assert "plotly.js v" in page and '<script src="http' not in page
     seen = re.sub(r"<script\b.*?</script>", "", page, flags=re.S)
     assert "e+0" not in seen and "<td data-value='4096'>4,096</td>" in seen
@@ -96,26 +133,42 @@ def test_batch_killed_then_resumed(tmp_path):
 
 def test_batch_report_renders_offline(tmp_path):
     "A finished batch of 2, then its comparison report opened in Chromium with the network unavailable."
-    r = workbench("batch", TRAIN, "--grid", "learning_rate=0.001,0.0025", *SMALL, "--max-parallel", "2",
-                  "--out", "reports", "--runs-dir", "runs", "--json", cwd=tmp_path, timeout=300)
+    r = workbench(
+        "batch",
+        TRAIN,
+        "--grid",
+        "learning_rate=0.001,0.0025",
+        *SMALL,
+        "--max-parallel",
+        "2",
+        "--out",
+        "reports",
+        "--runs-dir",
+        "runs",
+        "--json",
+        cwd=tmp_path,
+        timeout=300,
+    )
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     report = Path(tmp_path / json.loads(r.stdout.strip().splitlines()[-1])["report"])
     with offline_page(report) as (page, requests):
         page.wait_for_selector(".js-plotly-plot svg.main-svg", timeout=30000)
         assert page.title().startswith(f"batch {report.parent.name} · finished · 2/2 finished")
-        assert page.locator(".js-plotly-plot .scatterlayer .trace").count() >= 2   # one curve per job, at least
+        assert page.locator(".js-plotly-plot .scatterlayer .trace").count() >= 2  # one curve per job, at least
         page.locator("th", has_text="mean_return").first.click()
         assert not [u for u in requests if not u.startswith(("file:", "data:", "blob:", "about:"))]
 
 
 def test_batch_bad_input(tmp_path):
-    for args, message in [(["--grid", "sed=1,2"], "unknown parameter 'sed' for train.ipynb"),
-                          (["--grid", "seed=1,two"], "parameter seed of train.ipynb must be int"),
-                          (["--grid", "seed"], "expected NAME=V1,V2"),
-                          ([], "a batch needs at least one --grid"),
-                          (["--grid", "seed=1,2", "-p", "seed", "3"], "seed is set both"),
-                          (["--grid", "seed=1,2", "--max-parallel", "0"], "--max-parallel must be at least 1"),
-                          (["--grid", "seed=1,2", "--resume"], "no earlier batch of train.ipynb with this grid")]:
+    for args, message in [
+        (["--grid", "sed=1,2"], "unknown parameter 'sed' for train.ipynb"),
+        (["--grid", "seed=1,two"], "parameter seed of train.ipynb must be int"),
+        (["--grid", "seed"], "expected NAME=V1,V2"),
+        ([], "a batch needs at least one --grid"),
+        (["--grid", "seed=1,2", "-p", "seed", "3"], "seed is set both"),
+        (["--grid", "seed=1,2", "--max-parallel", "0"], "--max-parallel must be at least 1"),
+        (["--grid", "seed=1,2", "--resume"], "no earlier batch of train.ipynb with this grid"),
+    ]:
         r = workbench("batch", TRAIN, *args, "--out", "reports", "--runs-dir", "runs", cwd=tmp_path)
         assert r.returncode == 2 and r.stdout == "", (args, r.stdout, r.stderr)
         assert len(r.stderr.strip().splitlines()) == 1 and message in r.stderr, r.stderr
@@ -124,7 +177,8 @@ def test_batch_bad_input(tmp_path):
 
 def free_port():
     with socket.socket() as s:
-        s.bind(("127.0.0.1", 0)); return s.getsockname()[1]
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 @pytest.fixture
@@ -134,10 +188,29 @@ def ray_cluster(tmp_path):
     ray_bin = Path(sys.executable).parent / "ray"
     port = free_port()
     env = {**os.environ, "RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
-    tmp = Path("/tmp") / f"ray-{os.getpid()}"     # Ray's socket paths must stay short
-    start = subprocess.run([str(ray_bin), "start", "--head", "--node-ip-address", "127.0.0.1", "--port", str(port),
-                            "--num-cpus", "2", "--include-dashboard", "false", "--disable-usage-stats", "--temp-dir", str(tmp)],
-                           env=env, capture_output=True, text=True, timeout=180)
+    tmp = Path("/tmp") / f"ray-{os.getpid()}"  # Ray's socket paths must stay short
+    start = subprocess.run(
+        [
+            str(ray_bin),
+            "start",
+            "--head",
+            "--node-ip-address",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--num-cpus",
+            "2",
+            "--include-dashboard",
+            "false",
+            "--disable-usage-stats",
+            "--temp-dir",
+            str(tmp),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert start.returncode == 0, start.stdout[-2000:] + start.stderr[-2000:]
     try:
         yield f"127.0.0.1:{port}", env
@@ -147,12 +220,35 @@ def ray_cluster(tmp_path):
 
 def test_batch_on_ray(tmp_path, ray_cluster):
     address, env = ray_cluster
-    proc = subprocess.Popen([*WORKBENCH, "batch", str(TRAIN), "--grid", "seed=1,2", *SMALL, "--max-parallel", "2", "--ray", address,
-                             "--out", "reports", "--runs-dir", "runs", "--json"], cwd=tmp_path, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        [
+            *WORKBENCH,
+            "batch",
+            str(TRAIN),
+            "--grid",
+            "seed=1,2",
+            *SMALL,
+            "--max-parallel",
+            "2",
+            "--ray",
+            address,
+            "--out",
+            "reports",
+            "--runs-dir",
+            "runs",
+            "--json",
+        ],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
     # While it runs: the job processes are children of Ray's workers, not of the batch command.
     def job_parents():
         return [p.parent() for p in processes_of(tmp_path) if "workbench.jobs.launch" in " ".join(p.cmdline())]
+
     parents = wait_for(job_parents, timeout=120, interval=0.2, what="a job process")
     assert all(p.pid != proc.pid and "ray::" in " ".join(p.cmdline()) for p in parents), [p.cmdline() for p in parents]
     out = proc.communicate(timeout=400)[0]

@@ -1,17 +1,31 @@
 "The workbench command end to end: a smoke run, evaluation, listing, and every bad input."
+
 import json
 from pathlib import Path
 
 import pytest
-import torch
 
 from conftest import TINY, workbench, last_json
-from workbench.train.checkpoint import load_checkpoint
 
 
 def test_train_then_eval_smoke(runs_dir):
-    r = workbench("train", "--env", "gym:CartPole-v1", "--total-steps", 256, *TINY, "--eval-every", 4,
-                  "--eval-episodes", 2, "--runs-dir", runs_dir, "--name", "smoke", "--json")
+    r = workbench(
+        "train",
+        "--env",
+        "gym:CartPole-v1",
+        "--total-steps",
+        256,
+        *TINY,
+        "--eval-every",
+        4,
+        "--eval-episodes",
+        2,
+        "--runs-dir",
+        runs_dir,
+        "--name",
+        "smoke",
+        "--json",
+    )
     assert r.returncode == 0, r.stderr
     s = last_json(r.stdout)
     for key in ("run_dir", "global_step", "sps", "mean_return", "best_checkpoint"):
@@ -30,22 +44,51 @@ def test_train_then_eval_smoke(runs_dir):
 
 def test_config_file_and_flag_precedence(runs_dir, tmp_path):
     cfg = tmp_path / "c.toml"
-    cfg.write_text('[ppo]\nlearning_rate = 0.0007\nent_coef = 0.02\n[env]\nnum_envs = 4\n')
-    r = workbench("train", "--config", cfg, "--ent-coef", "0.05", "--total-steps", 64, "--num-steps", 16,
-                  "--num-minibatches", 2, "--update-epochs", 1, "--eval-every", 0, "--quiet", "--device", "cpu",
-                  "--runs-dir", runs_dir, "--json")
+    cfg.write_text("[ppo]\nlearning_rate = 0.0007\nent_coef = 0.02\n[env]\nnum_envs = 4\n")
+    r = workbench(
+        "train",
+        "--config",
+        cfg,
+        "--ent-coef",
+        "0.05",
+        "--total-steps",
+        64,
+        "--num-steps",
+        16,
+        "--num-minibatches",
+        2,
+        "--update-epochs",
+        1,
+        "--eval-every",
+        0,
+        "--quiet",
+        "--device",
+        "cpu",
+        "--runs-dir",
+        runs_dir,
+        "--json",
+    )
     assert r.returncode == 0, r.stderr
     saved = json.loads((Path(last_json(r.stdout)["run_dir"]) / "config.json").read_text())
-    assert saved["ppo"]["learning_rate"] == 0.0007     # from the file
-    assert saved["ppo"]["ent_coef"] == 0.05            # the flag wins
+    assert saved["ppo"]["learning_rate"] == 0.0007  # from the file
+    assert saved["ppo"]["ent_coef"] == 0.05  # the flag wins
     assert saved["env"]["num_envs"] == 4
 
 
-@pytest.mark.parametrize("policy,env,extra", [("lstm", "gym:CartPole-v1", []), ("transformer", "gym:CartPole-v1", []),
-                                              ("mlp", "gym:Pendulum-v1", ["--obs-norm"]), ("mlp", "puffer:cartpole", []),
-                                              ("mlp", "gym:CartPole-v1", ["--bf16"])])
+@pytest.mark.parametrize(
+    "policy,env,extra",
+    [
+        ("lstm", "gym:CartPole-v1", []),
+        ("transformer", "gym:CartPole-v1", []),
+        ("mlp", "gym:Pendulum-v1", ["--obs-norm"]),
+        ("mlp", "puffer:cartpole", []),
+        ("mlp", "gym:CartPole-v1", ["--bf16"]),
+    ],
+)
 def test_policies_and_envs_train(runs_dir, policy, env, extra):
-    r = workbench("train", "--env", env, "--policy", policy, "--total-steps", 64, *TINY, *extra, "--runs-dir", runs_dir, "--json")
+    r = workbench(
+        "train", "--env", env, "--policy", policy, "--total-steps", 64, *TINY, *extra, "--runs-dir", runs_dir, "--json"
+    )
     assert r.returncode == 0, r.stderr
     assert last_json(r.stdout)["global_step"] == 64
 
@@ -60,7 +103,9 @@ def test_envs_lists_sources():
 
 
 def _corrupt(tmp_path):
-    p = tmp_path / "corrupt.pt"; p.write_bytes(b"\x00garbage" * 10); return p
+    p = tmp_path / "corrupt.pt"
+    p.write_bytes(b"\x00garbage" * 10)
+    return p
 
 
 def _other_spaces_checkpoint(tmp_path):
@@ -96,11 +141,18 @@ def test_bad_train_input(runs_dir, argv, message):
 
 
 def test_bad_config_files(runs_dir, tmp_path):
-    unknown = tmp_path / "u.yaml"; unknown.write_text("learning_rat: 0.1\n")
-    badtype = tmp_path / "t.toml"; badtype.write_text("[ppo]\ngamma = 'high'\n")
-    broken = tmp_path / "b.toml"; broken.write_text("[ppo\n")
-    for path, message in [(unknown, "unknown config (from"), (badtype, "config key 'gamma' expects float, got 'high'"),
-                          (broken, "cannot parse config file"), (tmp_path / "none.toml", "config file not found")]:
+    unknown = tmp_path / "u.yaml"
+    unknown.write_text("learning_rat: 0.1\n")
+    badtype = tmp_path / "t.toml"
+    badtype.write_text("[ppo]\ngamma = 'high'\n")
+    broken = tmp_path / "b.toml"
+    broken.write_text("[ppo\n")
+    for path, message in [
+        (unknown, "unknown config (from"),
+        (badtype, "config key 'gamma' expects float, got 'high'"),
+        (broken, "cannot parse config file"),
+        (tmp_path / "none.toml", "config file not found"),
+    ]:
         r = workbench("train", "--config", path, "--runs-dir", runs_dir)
         assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and message in r.stderr, r.stderr
     assert not runs_dir.exists()
@@ -108,13 +160,15 @@ def test_bad_config_files(runs_dir, tmp_path):
 
 def test_bad_checkpoints(runs_dir, tmp_path):
     other = _other_spaces_checkpoint(tmp_path)
-    cases = [(["train", "--resume", tmp_path / "missing.pt"], "checkpoint not found"),
-             (["train", "--resume", _corrupt(tmp_path)], "is corrupt or not a workbench checkpoint"),
-             (["train", "--resume", other, "--env", "gym:CartPole-v1"], "do not match env"),
-             (["eval", tmp_path / "missing.pt"], "checkpoint not found"),
-             (["eval", _corrupt(tmp_path)], "is corrupt"),
-             (["eval", other, "--env", "gym:CartPole-v1"], "was trained on spaces"),
-             (["eval", other, "--episodes", "0"], "--episodes must be at least 1")]
+    cases = [
+        (["train", "--resume", tmp_path / "missing.pt"], "checkpoint not found"),
+        (["train", "--resume", _corrupt(tmp_path)], "is corrupt or not a workbench checkpoint"),
+        (["train", "--resume", other, "--env", "gym:CartPole-v1"], "do not match env"),
+        (["eval", tmp_path / "missing.pt"], "checkpoint not found"),
+        (["eval", _corrupt(tmp_path)], "is corrupt"),
+        (["eval", other, "--env", "gym:CartPole-v1"], "was trained on spaces"),
+        (["eval", other, "--episodes", "0"], "--episodes must be at least 1"),
+    ]
     for argv, message in cases:
         r = workbench(*argv, *(["--runs-dir", runs_dir] if argv[0] == "train" else []))
         assert r.returncode == 2, (argv, r.stderr)
@@ -125,6 +179,7 @@ def test_bad_checkpoints(runs_dir, tmp_path):
 
 def test_wandb_sink_offline(runs_dir, tmp_path):
     import os
+
     env = {**os.environ, "WANDB_MODE": "offline", "WANDB_SILENT": "true", "WANDB_DIR": str(tmp_path)}
     env.pop("WANDB_API_KEY", None)
     r = workbench("train", "--total-steps", 64, *TINY, "--wandb", "--runs-dir", runs_dir, "--json", env=env)

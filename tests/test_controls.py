@@ -1,23 +1,37 @@
 "Live controls from another thread take effect at the next update and are recorded in the store."
+
 import threading, time
 
 from conftest import wait_for
-from workbench.runs.events import Event
 from workbench.runs.store import RunStore, StoreSink
 from workbench.train.ppo import PPOTrainer
 from workbench.train.config import TrainConfig
 
 
 def test_pause_resume_set_lr_stop_from_another_thread(tmp_path):
-    cfg = TrainConfig.from_dict({"num_envs": 2, "num_steps": 16, "num_minibatches": 2, "update_epochs": 1,
-                                 "total_timesteps": 50_000_000, "eval_every": 0, "anneal_lr": False,
-                                 "learning_rate": 1e-3, "device": "cpu", "runs_dir": str(tmp_path)})
+    cfg = TrainConfig.from_dict(
+        {
+            "num_envs": 2,
+            "num_steps": 16,
+            "num_minibatches": 2,
+            "update_epochs": 1,
+            "total_timesteps": 50_000_000,
+            "eval_every": 0,
+            "anneal_lr": False,
+            "learning_rate": 1e-3,
+            "device": "cpu",
+            "runs_dir": str(tmp_path),
+        }
+    )
     store = RunStore(tmp_path)
     run_id = store.create_run("controls", cfg.to_dict(), run_dir=tmp_path / "controls")
     trainer = PPOTrainer(cfg, run_dir=tmp_path / "controls")
     events, lock = [], threading.Lock()
+
     def record(e):
-        with lock: events.append(e)
+        with lock:
+            events.append(e)
+
     trainer.bus.subscribe(record)
     trainer.bus.subscribe(StoreSink(RunStore(tmp_path), run_id))
     updates = lambda: [e for e in list(events) if e.kind == "update"]
@@ -31,7 +45,7 @@ def test_pause_resume_set_lr_stop_from_another_thread(tmp_path):
     time.sleep(1.0)
     assert trainer.global_step == paused_at, "no training while paused"
     n = len(updates())
-    trainer.controls.set(learning_rate=2e-4, ent_coef=0.01, source="test")   # applied while paused
+    trainer.controls.set(learning_rate=2e-4, ent_coef=0.01, source="test")  # applied while paused
     trainer.controls.resume(source="test")
     wait_for(lambda: len(updates()) >= n + 2, what="updates after resume")
     trainer.controls.stop(source="test")
@@ -44,7 +58,11 @@ def test_pause_resume_set_lr_stop_from_another_thread(tmp_path):
     # Nothing trained between pause and resume, and the first update after the `set` used the new values.
     i_pause, i_resume = kinds.index(("control", "pause")), kinds.index(("control", "resume"))
     assert all(k != "update" for k, _ in kinds[i_pause:i_resume])
-    first_after = next(e for e in events[events.index(next(e for e in events if e.kind == "control" and e.data["action"] == "resume")):] if e.kind == "update")
+    first_after = next(
+        e
+        for e in events[events.index(next(e for e in events if e.kind == "control" and e.data["action"] == "resume")) :]
+        if e.kind == "update"
+    )
     assert first_after.data["charts/learning_rate"] == 2e-4 and first_after.data["charts/ent_coef"] == 0.01
     assert first_after.step == paused_at + 32
     before = [e for e in events if e.kind == "update" and e.step <= paused_at]
@@ -53,7 +71,12 @@ def test_pause_resume_set_lr_stop_from_another_thread(tmp_path):
     # The store recorded each control with its source, and the status changes.
     store = RunStore(tmp_path)
     recorded = [(e["data"]["action"], e["data"]["source"], e["data"]["ok"]) for e in store.events(run_id, "control")]
-    assert recorded == [("pause", "test", True), ("set", "test", True), ("resume", "test", True), ("stop", "test", True)]
+    assert recorded == [
+        ("pause", "test", True),
+        ("set", "test", True),
+        ("resume", "test", True),
+        ("stop", "test", True),
+    ]
     assert store.events(run_id, "control")[1]["data"]["applied"] == {"learning_rate": 2e-4, "ent_coef": 0.01}
     statuses = [e["data"]["status"] for e in store.events(run_id, "status")]
     assert statuses == ["running", "paused", "running", "stopped"]

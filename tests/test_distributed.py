@@ -1,10 +1,10 @@
 "A 2-process data-parallel run through a real `accelerate launch` (gloo on CPU)."
+
 import json, os, subprocess, sys
 from pathlib import Path
 
 import pytest
 
-from conftest import last_json
 from workbench.runs.store import RunStore
 
 pytestmark = pytest.mark.multiproc
@@ -12,12 +12,49 @@ pytestmark = pytest.mark.multiproc
 
 def test_accelerate_launch_two_processes(runs_dir, tmp_path):
     accelerate = str(Path(sys.executable).parent / "accelerate")
-    cmd = [accelerate, "launch", "--multi_gpu", "--num_processes", "2", "--num_machines", "1", "--mixed_precision", "no",
-           "--dynamo_backend", "no", "--main_process_port", "0", "-m", "workbench.cli", "train", "--env", "gym:CartPole-v1",
-           "--total-steps", "1024", "--num-envs", "4", "--num-steps", "16", "--num-minibatches", "2", "--update-epochs", "2",
-           "--eval-every", "4", "--eval-episodes", "2", "--device", "cpu", "--quiet", "--json", "--runs-dir", str(runs_dir)]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=tmp_path,
-                       env={**os.environ, "ACCELERATE_USE_CPU": "true"})
+    cmd = [
+        accelerate,
+        "launch",
+        "--multi_gpu",
+        "--num_processes",
+        "2",
+        "--num_machines",
+        "1",
+        "--mixed_precision",
+        "no",
+        "--dynamo_backend",
+        "no",
+        "--main_process_port",
+        "0",
+        "-m",
+        "workbench.cli",
+        "train",
+        "--env",
+        "gym:CartPole-v1",
+        "--total-steps",
+        "1024",
+        "--num-envs",
+        "4",
+        "--num-steps",
+        "16",
+        "--num-minibatches",
+        "2",
+        "--update-epochs",
+        "2",
+        "--eval-every",
+        "4",
+        "--eval-episodes",
+        "2",
+        "--device",
+        "cpu",
+        "--quiet",
+        "--json",
+        "--runs-dir",
+        str(runs_dir),
+    ]
+    r = subprocess.run(
+        cmd, capture_output=True, text=True, timeout=300, cwd=tmp_path, env={**os.environ, "ACCELERATE_USE_CPU": "true"}
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     lines = [l for l in r.stdout.splitlines() if l.startswith("{")]
     assert len(lines) == 1, "only rank 0 reports"

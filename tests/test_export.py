@@ -1,4 +1,5 @@
 "`workbench export --onnx`: trained checkpoints of each policy kind, run by onnxruntime against torch."
+
 import json
 
 import numpy as np
@@ -16,8 +17,27 @@ def trained(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("export")
     runs = {}
     for kind in ("mlp", "lstm", "transformer"):
-        r = workbench("train", "--env", "trading?symbols=AAPL", "--policy", kind, "--total-steps", "2048", "--num-envs", "16",
-                      "--num-steps", "32", "--eval-every", "0", "--device", "cpu", "--quiet", "--json", "--runs-dir", tmp / "runs")
+        r = workbench(
+            "train",
+            "--env",
+            "trading?symbols=AAPL",
+            "--policy",
+            kind,
+            "--total-steps",
+            "2048",
+            "--num-envs",
+            "16",
+            "--num-steps",
+            "32",
+            "--eval-every",
+            "0",
+            "--device",
+            "cpu",
+            "--quiet",
+            "--json",
+            "--runs-dir",
+            tmp / "runs",
+        )
         assert r.returncode == 0, r.stderr
         runs[kind] = json.loads(r.stdout.strip().splitlines()[-1])["run_dir"]
     return tmp, runs
@@ -37,6 +57,7 @@ def test_export_matches_torch(trained, kind):
     # each step's state fed to the next (and an episode reset half-way for the recurrent ones).
     from workbench.cli import load_policy
     from workbench.export import GreedyPolicy
+
     policy, *_ = load_policy(runs[kind])
     policy.eval()
     sess = onnxruntime.InferenceSession(str(out), providers=["CPUExecutionProvider"])
@@ -49,9 +70,11 @@ def test_export_matches_torch(trained, kind):
     worst, same = 0.0, True
     for step in range(20):
         obs = rng.normal(0, 2, (n, policy.obs_dim)).astype(np.float32)
-        if step == 10 and t_state:               # a new episode: zero state
-            t_state = tuple(torch.zeros_like(s) for s in t_state); o_state = [np.zeros_like(s) for s in o_state]
-        with torch.no_grad(): t_out = GreedyPolicy(policy)(torch.as_tensor(obs), *t_state)
+        if step == 10 and t_state:  # a new episode: zero state
+            t_state = tuple(torch.zeros_like(s) for s in t_state)
+            o_state = [np.zeros_like(s) for s in o_state]
+        with torch.no_grad():
+            t_out = GreedyPolicy(policy)(torch.as_tensor(obs), *t_state)
         o_out = sess.run(None, {"obs": obs, **dict(zip(names[1:], o_state))})
         same &= np.array_equal(t_out[0].numpy(), o_out[0])
         worst = max(worst, *(float(np.abs(a.numpy() - b).max()) for a, b in zip(t_out[1:], o_out[1:])))
@@ -59,7 +82,8 @@ def test_export_matches_torch(trained, kind):
     assert same and worst < 1e-5, worst
     # The greedy actions are the policy's own (`act` with greedy=True).
     action, _ = policy.act(torch.as_tensor(obs), None if st is None else policy.initial_state(n), greedy=True)
-    if kind == "mlp": assert np.array_equal(action.numpy(), o_out[0])
+    if kind == "mlp":
+        assert np.array_equal(action.numpy(), o_out[0])
 
 
 def test_export_bad_input(trained, tmp_path):

@@ -1,4 +1,5 @@
 "The tensor GAE against a plain per-env Python loop."
+
 import numpy as np
 import torch
 
@@ -35,5 +36,5 @@ def test_lambda_one_no_dones_is_discounted_return_minus_value():
     T, gamma = 6, 0.9
     r, v = torch.ones(T, 1, dtype=torch.float64), torch.zeros(T, 1, dtype=torch.float64)
     adv, _ = compute_gae(r, v, torch.zeros(T, 1, dtype=torch.float64), torch.zeros(1, dtype=torch.float64), gamma, 1.0)
-    expected = [sum(gamma ** k for k in range(T - t)) for t in range(T)]
+    expected = [sum(gamma**k for k in range(T - t)) for t in range(T)]
     np.testing.assert_allclose(adv[:, 0].numpy(), expected)

@@ -1,5 +1,6 @@
 "Notebooks are the source: committed clean, and workbench/ is exactly what nbdev_export makes of them."
-import filecmp, json, shutil, subprocess, sys
+
+import json, shutil, subprocess, sys
 from pathlib import Path
 
 from conftest import ROOT
@@ -17,7 +18,8 @@ def test_notebooks_have_no_outputs_or_execution_counts():
         nb = json.loads(p.read_text())
         for cell in nb["cells"]:
             if cell["cell_type"] == "code" and (cell.get("outputs") or cell.get("execution_count") is not None):
-                dirty.append(p.name); break
+                dirty.append(p.name)
+                break
     assert not dirty, f"run nbdev_clean / clear outputs in: {dirty}"
 
 
@@ -31,7 +33,8 @@ def test_notebook_metadata_is_clean():
 
 def test_experiment_notebooks_have_one_parameters_cell():
     for p in NOTEBOOKS:
-        if "experiments" not in p.parts: continue
+        if "experiments" not in p.parts:
+            continue
         nb = json.loads(p.read_text())
         tagged = [c for c in nb["cells"] if "parameters" in c.get("metadata", {}).get("tags", [])]
         assert len(tagged) == 1, f"{p.name} has {len(tagged)} cells tagged 'parameters'"

@@ -1,5 +1,6 @@
 "`workbench run`: real papermill kernels, a real `accelerate launch`, the run store, and reports opened in Chromium offline."
-import json, os, subprocess, time
+
+import json, subprocess, time
 from pathlib import Path
 
 import nbformat
@@ -20,9 +21,29 @@ def job_dir_of(record):
 def train_job(tmp_path_factory):
     "One `workbench run` of train.ipynb with overrides; its output lines are timed as they arrive."
     tmp = tmp_path_factory.mktemp("job")
-    proc = subprocess.Popen([*WORKBENCH, "run", str(TRAIN), *SMALL, "-p", "seed", "3", "-p", "learning_rate", "0.002",
-                             "--out", "reports", "--runs-dir", "runs", "--json"],
-                            cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        [
+            *WORKBENCH,
+            "run",
+            str(TRAIN),
+            *SMALL,
+            "-p",
+            "seed",
+            "3",
+            "-p",
+            "learning_rate",
+            "0.002",
+            "--out",
+            "reports",
+            "--runs-dir",
+            "runs",
+            "--json",
+        ],
+        cwd=tmp,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     lines = [(time.monotonic(), line) for line in proc.stdout]
     proc.wait(timeout=300)
     ended = time.monotonic()
@@ -45,7 +66,9 @@ def test_run_executes_and_records(train_job):
     # The store: the job with its parameters, status, duration, report and result, and the run it trained.
     store = RunStore(tmp / "runs")
     job = store.get_job(record["id"])
-    assert job["status"] == "finished" and job["parameters"]["seed"] == 3 and job["parameters"]["learning_rate"] == 0.002
+    assert (
+        job["status"] == "finished" and job["parameters"]["seed"] == 3 and job["parameters"]["learning_rate"] == 0.002
+    )
     assert job["duration"] > 0 and job["report_path"] == record["report"] and job["notebook"] == str(TRAIN)
     assert job["result"]["global_step"] == 4096 and job["result"]["world_size"] == 1
     run = store.get_run(job["result"]["run_id"])
@@ -56,9 +79,11 @@ def test_run_executes_and_records(train_job):
     assert f"<title>{record['id']} · finished · train.ipynb · Workbench</title>" in page
     assert "<td>global_step</td><td>4,096</td>" in page and "<td>total_timesteps</td><td>4,096</td>" in page
     assert page.count("plotly.js v") >= 1 and "require.min.js" not in page
-    assert "<script src=\"http" not in page and "<link href=\"http" not in page   # nothing from a CDN
+    assert '<script src="http' not in page and '<link href="http' not in page  # nothing from a CDN
     index = (tmp / "reports" / "index.html").read_text()
-    assert f"{record['id']}/index.html" in index and "mean_return" in index and "<td data-value='4096'>4,096</td>" in index
+    assert (
+        f"{record['id']}/index.html" in index and "mean_return" in index and "<td data-value='4096'>4,096</td>" in index
+    )
     assert "<title>Reports · 1 job(s) · Workbench</title>" in index
 
 
@@ -70,9 +95,11 @@ def test_run_streams_progress_while_running(train_job):
 
 
 def test_unknown_parameter_fails_before_anything_runs(tmp_path):
-    for args, message in [(["-p", "learning_rat", "0.1"], "unknown parameter 'learning_rat' for train.ipynb"),
-                          (["-p", "seed", "three"], "parameter seed of train.ipynb must be int"),
-                          (["--processes", "0"], "--processes must be at least 1")]:
+    for args, message in [
+        (["-p", "learning_rat", "0.1"], "unknown parameter 'learning_rat' for train.ipynb"),
+        (["-p", "seed", "three"], "parameter seed of train.ipynb must be int"),
+        (["--processes", "0"], "--processes must be at least 1"),
+    ]:
         r = workbench("run", TRAIN, *args, "--out", "reports", "--runs-dir", "runs", cwd=tmp_path)
         assert r.returncode == 2 and r.stdout == "", r.stderr
         assert len(r.stderr.strip().splitlines()) == 1 and message in r.stderr, r.stderr
@@ -83,10 +110,12 @@ def test_unknown_parameter_fails_before_anything_runs(tmp_path):
 
 def test_failing_notebook_still_reports(tmp_path):
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell("limit = 3\nruns_dir = 'runs'", metadata={"tags": ["parameters"]}),
-                nbformat.v4.new_code_cell("print('before the failure')"),
-                nbformat.v4.new_code_cell("raise ValueError(f'diverged after {limit} updates')"),
-                nbformat.v4.new_code_cell("print('never reached')")]
+    nb.cells = [
+        nbformat.v4.new_code_cell("limit = 3\nruns_dir = 'runs'", metadata={"tags": ["parameters"]}),
+        nbformat.v4.new_code_cell("print('before the failure')"),
+        nbformat.v4.new_code_cell("raise ValueError(f'diverged after {limit} updates')"),
+        nbformat.v4.new_code_cell("print('never reached')"),
+    ]
     nbformat.write(nb, tmp_path / "fails.ipynb")
     r = workbench("run", "fails.ipynb", "-p", "limit", "7", "--out", "reports", "--runs-dir", "runs", cwd=tmp_path)
     assert r.returncode == 1, r.stderr
@@ -94,8 +123,8 @@ def test_failing_notebook_still_reports(tmp_path):
     (job,) = RunStore(tmp_path / "runs").jobs()
     assert job["status"] == "failed" and "diverged after 7 updates" in job["error"]
     page = (tmp_path / job["report_path"]).read_text()
-    assert "The job failed at In [4]: ValueError: diverged after 7 updates" in page   # In [2] is the injected parameters
-    assert "before the failure" in page and "never reached" in page      # the cells are all there, the rest not run
+    assert "The job failed at In [4]: ValueError: diverged after 7 updates" in page  # In [2] is the injected parameters
+    assert "before the failure" in page and "never reached" in page  # the cells are all there, the rest not run
     executed = nbformat.read(tmp_path / job["out_dir"] / "notebook.ipynb", as_version=4)
     errors = [o for c in executed.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
     assert errors and errors[0]["ename"] == "ValueError"
@@ -104,8 +133,21 @@ def test_failing_notebook_still_reports(tmp_path):
 
 @pytest.mark.multiproc
 def test_two_process_job_trains_as_one(tmp_path):
-    r = workbench("run", TRAIN, *SMALL, "--processes", "2", "--cpu", "--out", "reports", "--runs-dir", "runs", "--json",
-                  cwd=tmp_path, timeout=600)
+    r = workbench(
+        "run",
+        TRAIN,
+        *SMALL,
+        "--processes",
+        "2",
+        "--cpu",
+        "--out",
+        "reports",
+        "--runs-dir",
+        "runs",
+        "--json",
+        cwd=tmp_path,
+        timeout=600,
+    )
     assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
     record = json.loads(r.stdout.strip().splitlines()[-1])
     job_dir = tmp_path / job_dir_of(record)
@@ -138,7 +180,8 @@ def test_report_renders_offline_in_chromium(train_job):
 def test_report_command_rebuilds(train_job):
     tmp, record, _, _ = train_job
     job_dir = tmp / job_dir_of(record)
-    (job_dir / "index.html").unlink(); (tmp / "reports" / "index.html").unlink()
+    (job_dir / "index.html").unlink()
+    (tmp / "reports" / "index.html").unlink()
     r = workbench("report", "--out", "reports", cwd=tmp)
     assert r.returncode == 0, r.stderr
     assert (job_dir / "index.html").exists() and (tmp / "reports" / "index.html").exists()

@@ -1,12 +1,16 @@
-"The execution judge against hostile responses: each is contained, scores 0 quickly, changes nothing outside, leaves nothing running."
+"""The judges: the execution judge against hostile responses (each is contained, scores 0 quickly, changes nothing
+outside, leaves nothing running), the LLM judge against a local server, the ensemble, and the command line."""
+
+import json as _json
 import os, socket, threading, time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import psutil
 import pytest
 
-from conftest import ROOT
-from workbench.judge.responses import ExecutionJudge, Score
+from conftest import ROOT, workbench
+from workbench.judge.responses import EnsembleJudge, ExecutionJudge, JudgeError, LLMJudge, Score, StaticJudge
 from workbench.judge.sandbox import Limits, namespaces_available
 
 TESTS = ["assert answer() == 42"]
@@ -18,17 +22,22 @@ def sandbox_processes():
     out = []
     for p in psutil.process_iter(["pid", "uids"]):
         try:
-            if p.info["uids"] and p.info["uids"].real >= 200_000 and p.status() != psutil.STATUS_ZOMBIE: out.append(p)
-        except (psutil.NoSuchProcess, psutil.AccessDenied): pass
+            if p.info["uids"] and p.info["uids"].real >= 200_000 and p.status() != psutil.STATUS_ZOMBIE:
+                out.append(p)
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            pass
     return out
 
 
 @pytest.fixture
 def world(tmp_path):
     "Files outside the sandbox that no response may read or change: one in a temp folder, one in the checkout."
-    secret = tmp_path / "secret.txt"; secret.write_text("the secret is 1234")
-    art = ROOT / "test-artifacts"; art.mkdir(exist_ok=True)
-    canary = art / f"canary-{os.getpid()}.txt"; canary.write_text("canary")
+    secret = tmp_path / "secret.txt"
+    secret.write_text("the secret is 1234")
+    art = ROOT / "test-artifacts"
+    art.mkdir(exist_ok=True)
+    canary = art / f"canary-{os.getpid()}.txt"
+    canary.write_text("canary")
     before = {p: (p.read_bytes(), p.stat().st_mtime) for p in (secret, canary)}
     listing = sorted(os.listdir(tmp_path))
     yield {"secret": secret, "canary": canary, "tmp": tmp_path}
@@ -42,15 +51,27 @@ def world(tmp_path):
 @pytest.fixture
 def loopback_server():
     "A TCP server on loopback that counts connections (a response must not reach it)."
-    srv = socket.socket(); srv.bind(("127.0.0.1", 0)); srv.listen(); srv.settimeout(0.2)
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen()
+    srv.settimeout(0.2)
     hits, stop = [], threading.Event()
+
     def serve():
         while not stop.is_set():
-            try: conn, _ = srv.accept(); hits.append(1); conn.close()
-            except OSError: pass
-    t = threading.Thread(target=serve, daemon=True); t.start()
+            try:
+                conn, _ = srv.accept()
+                hits.append(1)
+                conn.close()
+            except OSError:
+                pass
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
     yield srv.getsockname()[1], hits
-    stop.set(); t.join(); srv.close()
+    stop.set()
+    t.join()
+    srv.close()
 
 
 def hostile_cases(world, port):
@@ -63,16 +84,28 @@ def hostile_cases(world, port):
         "huge file": ("with open('big.bin', 'wb') as f:\n    while True: f.write(b'0' * 2**20)", {"file_limit"}),
         "read outside": (f"print(open({str(secret)!r}).read())\ndef answer(): return 42", {"exception"}),
         "read checkout": (f"print(open({str(canary)!r}).read())\ndef answer(): return 42", {"exception"}),
-        "delete files": (f"import os, shutil\nshutil.rmtree({str(tmp)!r}, ignore_errors=True)\nos.remove({str(canary)!r})", {"exception"}),
-        "network socket": (f"import socket\nsocket.create_connection(('127.0.0.1', {port}), timeout=2)\n"
-                           "socket.create_connection(('1.1.1.1', 80), timeout=2)", {"exception"}),
-        "spawn a shell": ("import os, subprocess\nos.system('echo pwned > /tmp/pwned; rm -rf $HOME/* /work/* 2>/dev/null')\n"
-                          f"subprocess.run(['sh', '-c', 'rm -f {canary}; cat {secret}'])", {"test"}),
+        "delete files": (
+            f"import os, shutil\nshutil.rmtree({str(tmp)!r}, ignore_errors=True)\nos.remove({str(canary)!r})",
+            {"exception"},
+        ),
+        "network socket": (
+            f"import socket\nsocket.create_connection(('127.0.0.1', {port}), timeout=2)\n"
+            "socket.create_connection(('1.1.1.1', 80), timeout=2)",
+            {"exception"},
+        ),
+        "spawn a shell": (
+            "import os, subprocess\nos.system('echo pwned > /tmp/pwned; rm -rf $HOME/* /work/* 2>/dev/null')\n"
+            f"subprocess.run(['sh', '-c', 'rm -f {canary}; cat {secret}'])",
+            {"test"},
+        ),
         "output flood": ("while True: print('x' * 10_000)", {"output_limit"}),
     }
 
 
-@pytest.mark.skipif(not namespaces_available(), reason="needs root and unshare for the namespaces (the limits alone are tested in the notebook)")
+@pytest.mark.skipif(
+    not namespaces_available(),
+    reason="needs root and unshare for the namespaces (the limits alone are tested in the notebook)",
+)
 def test_hostile_responses_are_contained(world, loopback_server):
     port, hits = loopback_server
     judge = ExecutionJudge(LIMITS)
@@ -85,12 +118,15 @@ def test_hostile_responses_are_contained(world, loopback_server):
         kind = score.details["failure"]["kind"]
         outcomes[name] = (kind, round(took, 2), score.details["failure"]["message"][:80])
         assert kind in kinds, (name, score.details)
-        assert took < LIMITS.wall_s + 3, (name, took)                     # quickly: within the wall limit and teardown
-        assert "the secret is 1234" not in str(score.to_dict()), name      # nothing of ours came back
-        assert not sandbox_processes(), (name, [p.info for p in sandbox_processes()])   # nothing left running
+        assert took < LIMITS.wall_s + 3, (name, took)  # quickly: within the wall limit and teardown
+        assert "the secret is 1234" not in str(score.to_dict()), name  # nothing of ours came back
+        assert not sandbox_processes(), (name, [p.info for p in sandbox_processes()])  # nothing left running
     assert not hits, "a response reached a server on the host's loopback"
-    assert "FileNotFoundError" in outcomes["read outside"][2] and "FileNotFoundError" in outcomes["read checkout"][2] \
-        or "Permission" in outcomes["read checkout"][2], outcomes
+    assert (
+        "FileNotFoundError" in outcomes["read outside"][2]
+        and "FileNotFoundError" in outcomes["read checkout"][2]
+        or "Permission" in outcomes["read checkout"][2]
+    ), outcomes
     assert "unreachable" in outcomes["network socket"][2], outcomes
     print(outcomes)
 
@@ -99,13 +135,16 @@ def test_a_correct_response_still_passes():
     judge = ExecutionJudge(LIMITS)
     s = judge.score("Write answer() returning 42.", "def answer():\n    return 6 * 7\n", {"tests": TESTS})
     assert s.overall == 1.0 and s.details["status"] == "ok" and s.details["runtime_s"] is not None
-    batch = judge.score_batch([("q", "def answer(): return 42", {"tests": TESTS}), ("q", "def answer(): return 41", {"tests": TESTS})])
+    batch = judge.score_batch(
+        [("q", "def answer(): return 42", {"tests": TESTS}), ("q", "def answer(): return 41", {"tests": TESTS})]
+    )
     assert [b.overall for b in batch] == [1.0, 0.0]
 
 
 def test_a_host_that_forbids_the_mounts_falls_back_to_the_limits(monkeypatch):
     "If the isolated root cannot be built here, the probe says so once and runs keep their limits, not fail."
     import workbench.judge.sandbox as sb
+
     monkeypatch.setattr(sb, "_NAMESPACES", None)
     monkeypatch.setattr(sb, "_MOUNT_SCRIPT", "echo 'mount: permission denied' >&2; exit 32")
     monkeypatch.setattr(sb.os, "geteuid", lambda: 0)
@@ -118,42 +157,60 @@ def test_a_host_that_forbids_the_mounts_falls_back_to_the_limits(monkeypatch):
 
 # ---- The LLM judge against an OpenAI-compatible server started here, on loopback ----
 
-import json as _json
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
-from workbench.judge.responses import EmbeddingJudge, EnsembleJudge, JudgeError, LLMJudge, StaticJudge
-
 
 class FakeLLM:
     "A chat-completions server whose replies the test scripts: a list of reply texts, or 'hang' to never answer."
+
     def __init__(self, replies):
         self.replies, self.requests = list(replies), []
         fake = self
+
         class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *a): pass
+            def log_message(self, *a):
+                pass
+
             def do_POST(self):
                 body = _json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 fake.requests.append({"path": self.path, "auth": self.headers.get("Authorization"), "body": body})
                 reply = fake.replies.pop(0) if len(fake.replies) > 1 else fake.replies[0]
-                if reply == "hang": time.sleep(5); return
-                if reply == "500": self.send_response(500); self.end_headers(); return
-                if callable(reply): reply = reply(body)
+                if reply == "hang":
+                    time.sleep(5)
+                    return
+                if reply == "500":
+                    self.send_response(500)
+                    self.end_headers()
+                    return
+                if callable(reply):
+                    reply = reply(body)
                 data = _json.dumps({"choices": [{"message": {"role": "assistant", "content": reply}}]}).encode()
-                self.send_response(200); self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data))); self.end_headers(); self.wfile.write(data)
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True); self.thread.start()
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-    def close(self): self.server.shutdown(); self.server.server_close()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
 
 
 @pytest.fixture
 def fake_llm():
     servers = []
-    def start(replies): servers.append(FakeLLM(replies)); return servers[-1]
+
+    def start(replies):
+        servers.append(FakeLLM(replies))
+        return servers[-1]
+
     yield start
-    for s in servers: s.close()
+    for s in servers:
+        s.close()
 
 
 def test_llm_judge_reads_a_verdict(fake_llm):
@@ -162,7 +219,11 @@ def test_llm_judge_reads_a_verdict(fake_llm):
     s = judge.score("Write add(a, b).", "def add(a, b): return a + b", {"references": ["a + b"]})
     assert s.overall == pytest.approx(0.8) and s.criteria["correctness"] == pytest.approx(0.9) and s.judges == ["llm"]
     req = srv.requests[0]
-    assert req["path"] == "/v1/chat/completions" and req["auth"] == "Bearer k-test" and req["body"]["model"] == "judge-model"
+    assert (
+        req["path"] == "/v1/chat/completions"
+        and req["auth"] == "Bearer k-test"
+        and req["body"]["model"] == "judge-model"
+    )
     prompt = req["body"]["messages"][0]["content"]
     assert "Write add(a, b)." in prompt and "def add(a, b)" in prompt and "reference answer" in prompt
 
@@ -193,7 +254,9 @@ def test_llm_pairwise_checks_position_bias(fake_llm):
     r = LLMJudge(base_url=srv.url, timeout_s=2, retries=0).compare("q", "answer one", "answer two")
     assert r["position_consistent"] is False and r["winner"] == "tie"
     # A judge that prefers the answer mentioning 'set', wherever it stands.
-    pick = lambda body: '{"winner": "%s"}' % ("A" if "set(" in body["messages"][0]["content"].split("ANSWER B:")[0] else "B")
+    pick = lambda body: (
+        '{"winner": "%s"}' % ("A" if "set(" in body["messages"][0]["content"].split("ANSWER B:")[0] else "B")
+    )
     srv = fake_llm([pick])
     r = LLMJudge(base_url=srv.url, timeout_s=2, retries=0).compare("dedupe", "sorted(set(xs))", "a loop with a list")
     assert r == {"winner": "a", "position_consistent": True, "first": "a", "second_swapped_back": "a"}
@@ -201,12 +264,15 @@ def test_llm_pairwise_checks_position_bias(fake_llm):
 
 def test_transformer_judge_offline_ranks_right_above_irrelevant():
     import subprocess, sys
-    code = ("import os; os.environ['HF_HUB_OFFLINE'] = '1'\n"
-            "from workbench.judge.responses import EmbeddingJudge\n"
-            "ctx = {'references': ['Reverse a string in Python with slicing: s[::-1].']}\n"
-            "a, b = EmbeddingJudge().score_batch([('reverse', 'return s[::-1], the slice that reverses the string', ctx),\n"
-            "                                     ('reverse', 'Bananas are rich in potassium.', ctx)])\n"
-            "print(a.overall, b.overall)")
+
+    code = (
+        "import os; os.environ['HF_HUB_OFFLINE'] = '1'\n"
+        "from workbench.judge.responses import EmbeddingJudge\n"
+        "ctx = {'references': ['Reverse a string in Python with slicing: s[::-1].']}\n"
+        "a, b = EmbeddingJudge().score_batch([('reverse', 'return s[::-1], the slice that reverses the string', ctx),\n"
+        "                                     ('reverse', 'Bananas are rich in potassium.', ctx)])\n"
+        "print(a.overall, b.overall)"
+    )
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_HOME": "/nonexistent-hf-home"}
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
@@ -216,8 +282,14 @@ def test_transformer_judge_offline_ranks_right_above_irrelevant():
 
 def test_ensemble_leaves_out_a_failing_member_and_names_it(fake_llm):
     srv = fake_llm(["hang"])
-    ens = EnsembleJudge({"static": StaticJudge(), "exec": ExecutionJudge(LIMITS),
-                         "llm": LLMJudge(base_url=srv.url, timeout_s=0.5, retries=0)}, weights={"exec": 2})
+    ens = EnsembleJudge(
+        {
+            "static": StaticJudge(),
+            "exec": ExecutionJudge(LIMITS),
+            "llm": LLMJudge(base_url=srv.url, timeout_s=0.5, retries=0),
+        },
+        weights={"exec": 2},
+    )
     s = ens.score("Write answer() returning 42.", "def answer():\n    return 42\n", {"tests": TESTS})
     assert sorted(s.judges) == ["exec", "static"] and "llm" in s.details["left_out"]
     assert s.overall == pytest.approx((2 * 1.0 + 1 * s.details["members"]["static"]["overall"]) / 3)
@@ -226,25 +298,50 @@ def test_ensemble_leaves_out_a_failing_member_and_names_it(fake_llm):
 
 # ---- The command line ----
 
-from conftest import workbench
-
 
 def test_judge_score_command(tmp_path):
-    r = workbench("judge", "score", "--query", "Write add(a, b).", "--response", "def add(a, b):\n    return a + b\n",
-                  "--test", "assert add(2, 3) == 5", "--json")
+    r = workbench(
+        "judge",
+        "score",
+        "--query",
+        "Write add(a, b).",
+        "--response",
+        "def add(a, b):\n    return a + b\n",
+        "--test",
+        "assert add(2, 3) == 5",
+        "--json",
+    )
     assert r.returncode == 0, r.stderr
     s = _json.loads(r.stdout)
     assert s["judges"] == ["exec", "static"] and s["criteria"]["correctness"] == 1.0 and s["overall"] > 0.8
     # Unsafe but passing: the objective's safety gate takes the reward to 0.
-    (tmp_path / "resp.py").write_text("import subprocess\ndef add(a, b):\n    subprocess.run(['ls'])\n    return a + b\n")
-    r = workbench("judge", "score", "--query", "Write add(a, b).", "--response-file", tmp_path / "resp.py",
-                  "--test", "assert add(2, 3) == 5", "--json")
+    (tmp_path / "resp.py").write_text(
+        "import subprocess\ndef add(a, b):\n    subprocess.run(['ls'])\n    return a + b\n"
+    )
+    r = workbench(
+        "judge",
+        "score",
+        "--query",
+        "Write add(a, b).",
+        "--response-file",
+        tmp_path / "resp.py",
+        "--test",
+        "assert add(2, 3) == 5",
+        "--json",
+    )
     s = _json.loads(r.stdout)
-    assert r.returncode == 0 and s["criteria"]["correctness"] == 1.0 and s["criteria"]["safety"] == 0.0 and s["overall"] == 0.0
-    for args, message in [(["--judges", "exec,magic"], "unknown judge 'magic'"),
-                          (["--judges", "exec"], "the exec judge needs tests"),
-                          (["--judges", "embedding"], "needs --reference"),
-                          (["--response-file", tmp_path / "missing.py"], "--response-file not found")]:
+    assert (
+        r.returncode == 0
+        and s["criteria"]["correctness"] == 1.0
+        and s["criteria"]["safety"] == 0.0
+        and s["overall"] == 0.0
+    )
+    for args, message in [
+        (["--judges", "exec,magic"], "unknown judge 'magic'"),
+        (["--judges", "exec"], "the exec judge needs tests"),
+        (["--judges", "embedding"], "needs --reference"),
+        (["--response-file", tmp_path / "missing.py"], "--response-file not found"),
+    ]:
         base = ["--query", "q"] + ([] if "--response-file" in args else ["--response", "x = 1"])
         r = workbench("judge", "score", *base, *args)
         assert r.returncode == 2 and message in r.stderr and len(r.stderr.strip().splitlines()) == 1, (args, r.stderr)
@@ -258,7 +355,9 @@ def test_judge_benchmark_command():
     for name, m in report.items():
         assert 0 <= m["roc_auc"] <= 1 and 0 <= m["accuracy"] <= 1 and m["ms_per_item"] > 0, (name, m)
     # The labels hold when the candidates actually run: correct, slow and unsafe pass all their tests in the sandbox.
-    assert all(report["exec"]["mean_by_kind"][k] == 1.0 for k in ("correct", "slow", "unsafe")), report["exec"]["mean_by_kind"]
+    assert all(report["exec"]["mean_by_kind"][k] == 1.0 for k in ("correct", "slow", "unsafe")), report["exec"][
+        "mean_by_kind"
+    ]
     assert report["exec"]["mean_by_kind"]["wrong"] < 1 and report["exec"]["mean_by_kind"]["irrelevant"] == 0
     assert report["static"]["mean_by_kind"]["unsafe"] < report["static"]["mean_by_kind"]["correct"]
     assert report["ensemble"]["roc_auc"] > max(report["exec"]["roc_auc"], report["static"]["roc_auc"])
@@ -268,14 +367,27 @@ def test_judge_benchmark_command():
 
 def test_plateau_stop_ends_training(tmp_path):
     "Convergence as the trainer uses it: a sink on its bus stops the run once the watched metric plateaus."
-    from workbench.judge.responses import PlateauStop
+    from workbench.judge.objective import PlateauStop
+    from workbench.runs.events import Kind, Metric
     from workbench.train.ppo import PPOTrainer
     from workbench.train.config import TrainConfig
-    cfg = TrainConfig.from_dict({"env": "gym:CartPole-v1", "total_timesteps": 200_000, "num_envs": 4, "num_steps": 16,
-                                 "num_minibatches": 1, "update_epochs": 1, "eval_every": 0, "device": "cpu",
-                                 "runs_dir": str(tmp_path)})
+
+    cfg = TrainConfig.from_dict(
+        {
+            "env": "gym:CartPole-v1",
+            "total_timesteps": 200_000,
+            "num_envs": 4,
+            "num_steps": 16,
+            "num_minibatches": 1,
+            "update_epochs": 1,
+            "eval_every": 0,
+            "device": "cpu",
+            "runs_dir": str(tmp_path),
+        }
+    )
     trainer = PPOTrainer(cfg, run_dir=tmp_path / "run")
-    stopper = PlateauStop(trainer.controls, kind="update", key="charts/update", window=6, tolerance=10)   # +1 a step: flat within 10
+    # the update counter rises by 1 a step: flat within a tolerance of 10
+    stopper = PlateauStop(trainer.controls, kind=Kind.UPDATE, key=Metric.UPDATE, window=6, tolerance=10)
     trainer.bus.subscribe(stopper)
     summary = trainer.fit()
     assert stopper.stopped_at is not None and summary["status"] == "stopped"

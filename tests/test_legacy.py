@@ -1,5 +1,6 @@
 """Runs written before the package moved into subpackages (commit 07687a3) still load: their checkpoints evaluate
 to the same returns, their store lists them, and training resumes from them into the same run."""
+
 import json
 import shutil
 import subprocess
@@ -45,8 +46,11 @@ def test_old_store_reads_and_old_run_resumes(legacy):
     assert [c["step"] for c in store.checkpoints(mlp["id"])][:2] == [512, 1024]
     store.close()
 
-    summary = json.loads(run(["train", "--resume", mlp["run_dir"], "--total-timesteps", "3072", "--quiet", "--json"],
-                             legacy).strip().splitlines()[-1])
+    summary = json.loads(
+        run(["train", "--resume", mlp["run_dir"], "--total-timesteps", "3072", "--quiet", "--json"], legacy)
+        .strip()
+        .splitlines()[-1]
+    )
     assert (summary["run_id"], summary["global_step"], summary["status"]) == (mlp["id"], 3072, "finished")
     store = RunStore(legacy / "runs")
     assert len(store.runs()) == 2

@@ -1,6 +1,7 @@
 """Reports people would publish: real titles, one number format, grouped seed curves, `--plotly shared`
 (one plotly.js per folder, loaded by relative paths, rendering in Chromium with the network blocked), and no
 page that loads anything from a server."""
+
 import contextlib, json, os, re, shutil
 from pathlib import Path
 
@@ -14,6 +15,8 @@ from workbench.runs.sinks import fmt_number
 
 TRAIN = ROOT / "nbs" / "experiments" / "train.ipynb"
 SMALL = ["-p", "total_timesteps", "4096", "-p", "eval_episodes", "5", "-p", "eval_every", "8", "-p", "device", "cpu"]
+
+
 def visible_text(page: str) -> str:
     "What a reader sees of `page`: no scripts, styles or tags."
     page = re.sub(r"<(script|style)\b.*?</\1>", " ", page, flags=re.S | re.I)
@@ -22,29 +25,57 @@ def visible_text(page: str) -> str:
 
 def test_remote_fetches_is_a_real_check():
     "The checker itself, on the cases it must tell apart."
-    assert remote_fetches('<script src="https://cdn.plot.ly/plotly-3.0.1.min.js"></script>') == ["https://cdn.plot.ly/plotly-3.0.1.min.js"]
+    assert remote_fetches('<script src="https://cdn.plot.ly/plotly-3.0.1.min.js"></script>') == [
+        "https://cdn.plot.ly/plotly-3.0.1.min.js"
+    ]
     assert remote_fetches("<link rel='stylesheet' href='//fonts.example.com/a.css'>") == ["//fonts.example.com/a.css"]
     assert remote_fetches('<script type="module">import "https://cdn.plot.ly/plotly-3.0.1.min"</script>')
-    assert remote_fetches('<script src=http://example.com/x.js></script>') == ["http://example.com/x.js"]
-    assert not remote_fetches('<script src="../_static/plotly-3.0.1.min.js"></script><a href="https://plot.ly">link</a>')
-    assert not remote_fetches('<script src="http://127.0.0.1:5006/static/x.js"></script><link href="http://localhost/a.css">')
+    assert remote_fetches("<script src=http://example.com/x.js></script>") == ["http://example.com/x.js"]
+    assert not remote_fetches(
+        '<script src="../_static/plotly-3.0.1.min.js"></script><a href="https://plot.ly">link</a>'
+    )
+    assert not remote_fetches(
+        '<script src="http://127.0.0.1:5006/static/x.js"></script><link href="http://localhost/a.css">'
+    )
 
 
 @pytest.fixture(scope="module")
 def shared(tmp_path_factory):
     "A reports folder made with --plotly shared: a batch of train.ipynb over 2 seeds, and a one-chart job beside it."
     tmp = tmp_path_factory.mktemp("shared")
-    r = workbench("batch", TRAIN, "--grid", "seed=1,2", *SMALL, "--max-parallel", "2", "--plotly", "shared",
-                  "--out", "reports", "--runs-dir", "runs", "--json", cwd=tmp, timeout=300)
+    r = workbench(
+        "batch",
+        TRAIN,
+        "--grid",
+        "seed=1,2",
+        *SMALL,
+        "--max-parallel",
+        "2",
+        "--plotly",
+        "shared",
+        "--out",
+        "reports",
+        "--runs-dir",
+        "runs",
+        "--json",
+        cwd=tmp,
+        timeout=300,
+    )
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     batch_dir = tmp / json.loads(r.stdout.strip().splitlines()[-1])["report"]
     batch_dir = batch_dir.parent
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell("n = 4", metadata={"tags": ["parameters"]}),
-                nbformat.v4.new_code_cell("import plotly.graph_objects as go\n"
-                                          "go.Figure(go.Scatter(x=[20224 * i for i in range(n)], y=list(range(n))))")]
+    nb.cells = [
+        nbformat.v4.new_code_cell("n = 4", metadata={"tags": ["parameters"]}),
+        nbformat.v4.new_code_cell(
+            "import plotly.graph_objects as go\n"
+            "go.Figure(go.Scatter(x=[20224 * i for i in range(n)], y=list(range(n))))"
+        ),
+    ]
     nbformat.write(nb, tmp / "chart.ipynb")
-    r = workbench("run", "chart.ipynb", "--plotly", "shared", "--out", "reports", "--runs-dir", "runs", "--json", cwd=tmp)
+    r = workbench(
+        "run", "chart.ipynb", "--plotly", "shared", "--out", "reports", "--runs-dir", "runs", "--json", cwd=tmp
+    )
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     job_page = tmp / json.loads(r.stdout.strip().splitlines()[-1])["report"]
     return tmp, batch_dir, job_page
@@ -74,13 +105,20 @@ def test_shared_plotly_is_one_file_loaded_relatively(shared):
 
 @contextlib.contextmanager
 def network_blocked(path):
-    "Open a local page in headless Chromium with every request that is not a local file aborted; yields (page, aborted URLs, errors)."
-    if not os.path.exists(CHROMIUM): pytest.skip(f"{CHROMIUM} not found (tools/setup.sh installs it)")
+    "Open a local page in headless Chromium, aborting every request that is not a local file; yields (page, aborted, errors)."
+    if not os.path.exists(CHROMIUM):
+        pytest.skip(f"{CHROMIUM} not found (tools/setup.sh installs it)")
     from playwright.sync_api import sync_playwright
+
     aborted, errors = [], []
+
     def route(r):
-        if r.request.url.startswith(("file:", "data:", "blob:", "about:")): r.continue_()
-        else: aborted.append(r.request.url); r.abort()
+        if r.request.url.startswith(("file:", "data:", "blob:", "about:")):
+            r.continue_()
+        else:
+            aborted.append(r.request.url)
+            r.abort()
+
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=["--headless", "--no-sandbox", "--disable-gpu"])
         try:
@@ -94,7 +132,10 @@ def network_blocked(path):
             browser.close()
 
 
-TRACES = "() => document.querySelector('.js-plotly-plot').data.map(t => [t.name, t.fill || '', t.line.color, t.opacity ?? 1, t.xaxis || 'x'])"
+TRACES = (
+    "() => document.querySelector('.js-plotly-plot').data"
+    ".map(t => [t.name, t.fill || '', t.line.color, t.opacity ?? 1, t.xaxis || 'x'])"
+)
 
 
 def test_shared_pages_render_offline(shared):
@@ -105,15 +146,22 @@ def test_shared_pages_render_offline(shared):
         traces = page.evaluate(TRACES)
         # One parameter set (the grid varies only the seed): the seeds faint, a min-max band, the mean; one colour.
         train = [t for t in traces if t[4] == "x"]
-        assert [t[0] for t in train] == ["all seeds: seed=1", "all seeds: seed=2", "all seeds: max over 2 seeds",
-                                         "all seeds: min-max over 2 seeds", "all seeds: mean of 2 seeds"], train
+        assert [t[0] for t in train] == [
+            "all seeds: seed=1",
+            "all seeds: seed=2",
+            "all seeds: max over 2 seeds",
+            "all seeds: min-max over 2 seeds",
+            "all seeds: mean of 2 seeds",
+        ], train
         assert len({t[2] for t in traces}) == 1 and train[3][1] == "tonexty" and train[0][3] < 1 and train[4][3] == 1
-        legend = page.locator(".legend .legendtext").all_text_contents()          # drawn, not only in the data
+        legend = page.locator(".legend .legendtext").all_text_contents()  # drawn, not only in the data
         assert sorted(legend) == ["all seeds: mean of 2 seeds", "all seeds: min-max over 2 seeds"], legend
         assert "e+0" not in page.locator("body").inner_text()
     assert not aborted and not errors, (aborted, errors)
-    for path, title in [(sorted(batch_dir.glob("jobs/*/index.html"))[0], f"{batch_dir.name}-01 · finished · train.ipynb · Workbench"),
-                        (job_page, f"{job_page.parent.name} · finished · chart.ipynb · Workbench")]:
+    for path, title in [
+        (sorted(batch_dir.glob("jobs/*/index.html"))[0], f"{batch_dir.name}-01 · finished · train.ipynb · Workbench"),
+        (job_page, f"{job_page.parent.name} · finished · chart.ipynb · Workbench"),
+    ]:
         with network_blocked(path) as (page, aborted, errors):
             page.locator(".js-plotly-plot .main-svg").first.wait_for(timeout=30_000)
             assert page.locator(".js-plotly-plot .scatterlayer .trace").count() >= 1
@@ -131,10 +179,11 @@ def test_batch_page_reads_well(shared):
     jobs = [json.loads(f.read_text()) for f in sorted(batch_dir.glob("jobs/*/job.json"))]
     returns = [j["result"]["mean_return"] for j in jobs]
     import statistics
+
     assert f"{fmt_number(statistics.fmean(returns))} ± {fmt_number(statistics.stdev(returns))}" in text
     for j in jobs:
         assert f"<td data-value='{j['result']['mean_return']}'>{fmt_number(j['result']['mean_return'])}</td>" in page
-        assert "<td data-value='4096'>4,096</td>" in page     # global_step
+        assert "<td data-value='4096'>4,096</td>" in page  # global_step
     index = (tmp / "reports" / "index.html").read_text()
     assert "<title>Reports · 3 job(s) · 1 batch(es) · Workbench</title>" in index
     for p in pages_of(tmp / "reports"):
@@ -150,11 +199,12 @@ def test_reports_load_nothing_remote(shared, tmp_path):
         assert not remote_fetches(p.read_text()), (p, remote_fetches(p.read_text()))
     copy = tmp_path / "copy"
     shutil.copytree(tmp, copy, ignore=shutil.ignore_patterns("*.pt"))
-    r = workbench("report", "--out", "reports", cwd=copy)          # the default: plotly.js inline again
+    r = workbench("report", "--out", "reports", cwd=copy)  # the default: plotly.js inline again
     assert r.returncode == 0, r.stderr
     pages = pages_of(copy / "reports")
     assert len(pages) == 5
     for p in pages:
         text = p.read_text()
         assert not remote_fetches(text), (p, remote_fetches(text))
-        if p != copy / "reports" / "index.html": assert text.count("plotly.js v") == 1 and "_static" not in text, p
+        if p != copy / "reports" / "index.html":
+            assert text.count("plotly.js v") == 1 and "_static" not in text, p

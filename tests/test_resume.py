@@ -1,6 +1,6 @@
 "A run killed with SIGKILL resumes from its last checkpoint and finishes; every checkpoint loads."
-import json, signal, time
-from pathlib import Path
+
+import json, signal
 
 from conftest import TINY, start_workbench, workbench, wait_for, last_json
 from workbench.train.checkpoint import load_checkpoint
@@ -10,15 +10,30 @@ TOTAL = 40_000
 
 
 def test_sigkill_then_resume(runs_dir):
-    proc = start_workbench("train", "--env", "gym:CartPole-v1", "--total-steps", TOTAL, *TINY,
-                           "--checkpoint-every", 5, "--keep-last", 2, "--runs-dir", runs_dir, "--name", "killme")
+    proc = start_workbench(
+        "train",
+        "--env",
+        "gym:CartPole-v1",
+        "--total-steps",
+        TOTAL,
+        *TINY,
+        "--checkpoint-every",
+        5,
+        "--keep-last",
+        2,
+        "--runs-dir",
+        runs_dir,
+        "--name",
+        "killme",
+    )
     try:
         ckpt_dir = wait_for(lambda: next(runs_dir.glob("killme-*/checkpoints"), None), what="a checkpoint folder")
         wait_for(lambda: len(list(ckpt_dir.glob("step_*.pt"))) >= 2, what="two checkpoints")
         proc.send_signal(signal.SIGKILL)
         proc.wait(30)
     finally:
-        if proc.poll() is None: proc.kill()
+        if proc.poll() is None:
+            proc.kill()
     assert proc.returncode == -signal.SIGKILL
     run_dir = ckpt_dir.parent
 
@@ -27,7 +42,7 @@ def test_sigkill_then_resume(runs_dir):
     assert 0 < last_step < TOTAL
     store = RunStore(runs_dir)
     (run,) = store.runs()
-    assert run["status"] == "running"        # killed: nobody had the chance to say otherwise
+    assert run["status"] == "running"  # killed: nobody had the chance to say otherwise
 
     r = workbench("train", "--resume", run_dir, "--quiet", "--json")
     assert r.returncode == 0, r.stderr
@@ -39,7 +54,7 @@ def test_sigkill_then_resume(runs_dir):
     resumed = [e for e in store.events(run["id"], "resumed")]
     assert len(resumed) == 1 and resumed[0]["step"] == last_step
     after = [s for s in updates if s > last_step]
-    assert after and min(after) == last_step + 2 * 16       # the very next update
+    assert after and min(after) == last_step + 2 * 16  # the very next update
     status = [e for e in store.events(run["id"], "status") if e["data"].get("resumed")]
     assert status and status[0]["step"] == last_step
     assert store.get_run(run["id"])["status"] == "finished"

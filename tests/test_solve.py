@@ -1,4 +1,5 @@
 "The default agent solves CartPole-v1: evaluation mean return >= 475 over 100 episodes."
+
 import pytest
 
 from conftest import workbench, last_json

@@ -1,6 +1,6 @@
 "The run store under several writer processes at once."
+
 import multiprocessing as mp
-import time
 
 import pytest
 
@@ -21,8 +21,10 @@ def writer(runs_dir, index, updates):
 
 def test_concurrent_writers(tmp_path):
     procs = [mp.get_context("spawn").Process(target=writer, args=(tmp_path, i, 200)) for i in range(4)]
-    for p in procs: p.start()
-    for p in procs: p.join(120)
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(120)
     assert all(p.exitcode == 0 for p in procs)
     store = RunStore(tmp_path)
     runs = store.runs()

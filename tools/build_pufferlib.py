@@ -6,6 +6,7 @@ sdist. We fetch the sdist from the package index, make the download targets exis
 setup.py skips them, drop the one env that needs box2d, and build a wheel that is cached
 for the next set-up. See ../shared/notes/pufferlib.md.
 """
+
 import argparse, hashlib, os, re, shutil, subprocess, sys, tarfile, tempfile, urllib.request
 from pathlib import Path
 
@@ -18,8 +19,9 @@ def index_url() -> str:
     "The package index pip is configured with (PyPI by default)."
     url = os.environ.get("PIP_INDEX_URL")
     if not url:
-        out = subprocess.run([sys.executable, "-m", "pip", "config", "get", "global.index-url"],
-                             capture_output=True, text=True)
+        out = subprocess.run(
+            [sys.executable, "-m", "pip", "config", "get", "global.index-url"], capture_output=True, text=True
+        )
         url = out.stdout.strip() if out.returncode == 0 else ""
     return (url or "https://pypi.org/simple").rstrip("/")
 
@@ -29,14 +31,18 @@ def fetch_sdist() -> Path:
     CACHE.mkdir(parents=True, exist_ok=True)
     page = urllib.request.urlopen(f"{index_url()}/pufferlib/", timeout=60).read().decode()
     m = re.search(r'href="([^"]*/' + re.escape(SDIST) + r')#sha256=([0-9a-f]{64})"', page)
-    if not m: sys.exit(f"build_pufferlib: {SDIST} not found on {index_url()}")
+    if not m:
+        sys.exit(f"build_pufferlib: {SDIST} not found on {index_url()}")
     url, sha = m.groups()
     path = CACHE / SDIST
-    if path.exists() and hashlib.sha256(path.read_bytes()).hexdigest() == sha: return path
+    if path.exists() and hashlib.sha256(path.read_bytes()).hexdigest() == sha:
+        return path
     tmp = path.with_suffix(".part")
-    with urllib.request.urlopen(url, timeout=300) as r, open(tmp, "wb") as f: shutil.copyfileobj(r, f)
+    with urllib.request.urlopen(url, timeout=300) as r, open(tmp, "wb") as f:
+        shutil.copyfileobj(r, f)
     if hashlib.sha256(tmp.read_bytes()).hexdigest() != sha:
-        tmp.unlink(); sys.exit(f"build_pufferlib: sha256 mismatch for {url}")
+        tmp.unlink()
+        sys.exit(f"build_pufferlib: sha256 mismatch for {url}")
     tmp.rename(path)
     return path
 
@@ -44,6 +50,7 @@ def fetch_sdist() -> Path:
 def wheel_dir() -> Path:
     "Cached wheels are keyed by the torch build they were compiled against."
     import torch
+
     return CACHE / "wheels" / torch.__version__
 
 
@@ -51,19 +58,36 @@ def build_wheel(constraint: str) -> Path:
     "Patch the unpacked sdist and build a wheel into the cache."
     sdist = fetch_sdist()
     with tempfile.TemporaryDirectory() as tmp:
-        with tarfile.open(sdist) as tar: tar.extractall(tmp, filter="data")
+        with tarfile.open(sdist) as tar:
+            tar.extractall(tmp, filter="data")
         src = Path(tmp) / f"pufferlib-{VERSION}"
         for d in ["raylib-5.5_webassembly", "box2d-web", "box2d-linux-amd64/include", "box2d-linux-amd64/src"]:
             (src / d).mkdir(parents=True, exist_ok=True)
         (src / "pufferlib/ocean/impulse_wars/binding.c").unlink(missing_ok=True)
         env = dict(os.environ)
         import torch  # a CPU torch must not see nvcc, or setup.py tries a CUDA extension
+
         if torch.version.cuda is None:
-            env["PATH"] = os.pathsep.join(p for p in env["PATH"].split(os.pathsep)
-                                          if not (Path(p) / "nvcc").exists())
+            env["PATH"] = os.pathsep.join(p for p in env["PATH"].split(os.pathsep) if not (Path(p) / "nvcc").exists())
         out = wheel_dir()
-        subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-build-isolation", "--no-deps",
-                        "--constraint", constraint, "-w", str(out), str(src)], check=True, env=env)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "wheel",
+                "--quiet",
+                "--no-build-isolation",
+                "--no-deps",
+                "--constraint",
+                constraint,
+                "-w",
+                str(out),
+                str(src),
+            ],
+            check=True,
+            env=env,
+        )
     return next(out.glob(f"pufferlib-{VERSION}-*.whl"))
 
 
@@ -73,8 +97,9 @@ def main():
     args = ap.parse_args()
     wheels = sorted(wheel_dir().glob(f"pufferlib-{VERSION}-*.whl"))
     wheel = wheels[-1] if wheels else build_wheel(os.path.abspath(args.constraint))
-    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--constraint", args.constraint,
-                    str(wheel)], check=True)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--constraint", args.constraint, str(wheel)], check=True
+    )
 
 
 if __name__ == "__main__":

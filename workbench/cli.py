@@ -144,7 +144,7 @@ def cmd_eval(args) -> int:
 
 def eval_trading(args, policy, spec: str, path, device: str) -> int:
     "The trading evaluation of `workbench eval`: the split walked once per symbol, against buy-and-hold and flat."
-    from workbench.judge.episodes import evaluate_trading, trading_table
+    from workbench.judge.trading import evaluate_trading, trading_table
     result = evaluate_trading(policy, spec, split=args.split or "test", device=device, seed=args.seed % 2**31)
     result["checkpoint"] = str(path)
     if args.json: print(json.dumps(result)); return 0
@@ -220,7 +220,8 @@ def _text_arg(value: Optional[str], path: Optional[str], what: str) -> Optional[
 
 def cmd_judge_score(args) -> int:
     "Score one response with the chosen judges (and their ensemble under the global objective)."
-    from workbench.judge.responses import EnsembleJudge, Objective
+    from workbench.judge.responses import EnsembleJudge
+    from workbench.judge.objective import Objective
     query = _text_arg(args.query, args.query_file, "query")
     response = _text_arg(args.response, args.response_file, "response")
     if not query or response is None:
@@ -248,7 +249,8 @@ def cmd_judge_score(args) -> int:
 def cmd_judge_benchmark(args) -> int:
     "Run the judges over the shipped labelled benchmark and print their agreement with the labels."
     from workbench.judge.benchmark import build_benchmark, run_benchmark, KINDS
-    from workbench.judge.responses import EnsembleJudge, Objective
+    from workbench.judge.responses import EnsembleJudge
+    from workbench.judge.objective import Objective
     if not 1 <= args.tasks <= 100: return fail(f"--tasks must be between 1 and 100, got {args.tasks}")
     judges = make_judges(args.judges)
     items = build_benchmark()[: 5 * args.tasks]
