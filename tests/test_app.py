@@ -1,4 +1,5 @@
 "`workbench serve`: the Live page driven in a real browser (Debian's chromium through Playwright), the JSON API, tokens."
+
 import json, os, signal, subprocess, time, urllib.error, urllib.request
 from pathlib import Path
 
@@ -8,35 +9,46 @@ from conftest import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, TINY, WORKBENCH, free_p
 from workbench.runs.store import RunStore
 
 
-
 def get(url, headers=None, method="GET"):
     "(status, parsed JSON) of a request; errors included."
     req = urllib.request.Request(url, headers=headers or {}, method=method)
     try:
-        with urllib.request.urlopen(req, timeout=30) as r: return r.status, json.loads(r.read())
-    except urllib.error.HTTPError as e: return e.code, json.loads(e.read())
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
 
 
 class Server:
     "A `workbench serve` process on a free loopback port, stopped (SIGTERM) at the end."
+
     def __init__(self, runs_dir, *extra):
         self.port, self.runs_dir = free_port(), runs_dir
         self.base = f"http://127.0.0.1:{self.port}"
-        self.log = open(Path(runs_dir).parent / f"serve-{self.port}.log", "w+")   # the server's stderr (never blocks on a full pipe)
-        self.proc = subprocess.Popen([*WORKBENCH, "serve", "--port", str(self.port), "--runs-dir", str(runs_dir), *extra],
-                                     stdout=subprocess.PIPE, stderr=self.log, text=True)
-        self.announce = self.proc.stdout.readline()      # printed once the server listens
+        self.log = open(
+            Path(runs_dir).parent / f"serve-{self.port}.log", "w+"
+        )  # the server's stderr (never blocks on a full pipe)
+        self.proc = subprocess.Popen(
+            [*WORKBENCH, "serve", "--port", str(self.port), "--runs-dir", str(runs_dir), *extra],
+            stdout=subprocess.PIPE,
+            stderr=self.log,
+            text=True,
+        )
+        self.announce = self.proc.stdout.readline()  # printed once the server listens
         assert self.announce.startswith("workbench serve: http://127.0.0.1:"), self.announce + self.stderr()
 
     def stderr(self) -> str:
-        self.log.flush(); self.log.seek(0)
+        self.log.flush()
+        self.log.seek(0)
         return self.log.read()
 
     def stop(self):
         self.proc.send_signal(signal.SIGTERM)
-        try: self.proc.communicate(timeout=90)
+        try:
+            self.proc.communicate(timeout=90)
         except subprocess.TimeoutExpired:
-            self.proc.kill(); raise
+            self.proc.kill()
+            raise
         assert self.proc.returncode == 0, self.stderr()[-2000:]
 
 
@@ -50,7 +62,10 @@ def server(runs_dir):
 def test_live_page_in_a_browser(server):
     "Start a run from the Live page; watch it; pause, resume, change the learning rate, stop; screenshot."
     from playwright.sync_api import sync_playwright
-    assert os.path.exists(CHROMIUM), "Debian's chromium is missing: tools/setup.sh installs it (apt-get install -y chromium)"
+
+    assert os.path.exists(CHROMIUM), (
+        "Debian's chromium is missing: tools/setup.sh installs it (apt-get install -y chromium)"
+    )
     store = RunStore(server.runs_dir)
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
@@ -63,9 +78,11 @@ def test_live_page_in_a_browser(server):
             # The form: a long run, so it is still training when we stop it; a bad value is refused.
             page.locator(".bk-tab").filter(has_text="PPO").click()
             steps = page.locator(".wb-field-total_timesteps input")
-            steps.fill("0"); steps.press("Enter")
+            steps.fill("0")
+            steps.press("Enter")
             page.locator(".wb-config-error").get_by_text("total_timesteps must be at least 1").wait_for(timeout=10_000)
-            steps.fill("50000000"); steps.press("Enter")
+            steps.fill("50000000")
+            steps.press("Enter")
             page.locator(".wb-config-error").wait_for(state="hidden", timeout=10_000)
             start.click()
 
@@ -79,13 +96,19 @@ def test_live_page_in_a_browser(server):
             assert [s["status"] for s in status["sessions"]] == ["running"]
             run_id = status["sessions"][0]["run_id"]
             # The URL names the session, so a reload comes back to it (checked after the stop).
-            wait_for(lambda: page.evaluate("location.href").endswith(f"/live?run={run_id}"), timeout=30, what="?run= in the URL")
+            wait_for(
+                lambda: page.evaluate("location.href").endswith(f"/live?run={run_id}"),
+                timeout=30,
+                what="?run= in the URL",
+            )
 
             # The run's own page, drawn from the store, follows it while it trains.
             run_page = browser.new_page(viewport={"width": 1400, "height": 1100})
             run_page.goto(f"{server.base}/run?id={run_id}")
             sps = run_page.locator(".wb-run-chart-sps .js-plotly-plot")
-            last_step = lambda: sps.evaluate("el => el.data && el.data[0].x.length ? el.data[0].x[el.data[0].x.length - 1] : 0")
+            last_step = lambda: sps.evaluate(
+                "el => el.data && el.data[0].x.length ? el.data[0].x[el.data[0].x.length - 1] : 0"
+            )
             drawn = wait_for(last_step, timeout=60, what="the run page's throughput chart")
             wait_for(lambda: last_step() > drawn, timeout=30, what="the run page to follow the run")
             run_page.close()
@@ -105,24 +128,40 @@ def test_live_page_in_a_browser(server):
 
             # A new learning rate reaches the trainer: the store records the control and the new rate.
             lr = page.locator(".wb-knob-learning_rate input")
-            lr.fill("0.0005"); lr.press("Enter")
+            lr.fill("0.0005")
+            lr.press("Enter")
+
             def applied():
-                return [e for e in store.events(run_id, "control")
-                        if e["data"]["action"] == "set" and e["data"]["ok"] and e["data"]["source"] == "app"
-                        and e["data"]["applied"].get("learning_rate") == 0.0005]
+                return [
+                    e
+                    for e in store.events(run_id, "control")
+                    if e["data"]["action"] == "set"
+                    and e["data"]["ok"]
+                    and e["data"]["source"] == "app"
+                    and e["data"]["applied"].get("learning_rate") == 0.0005
+                ]
+
             event = wait_for(applied, timeout=30, what="the learning-rate control in the store")[0]
-            wait_for(lambda: [m for m in store.metrics(run_id, "charts/learning_rate")
-                              if m["step"] > event["step"] and m["value"] <= 0.0005], timeout=30,
-                     what="the trainer's learning rate to follow")
+            wait_for(
+                lambda: [
+                    m
+                    for m in store.metrics(run_id, "charts/learning_rate")
+                    if m["step"] > event["step"] and m["value"] <= 0.0005
+                ],
+                timeout=30,
+                what="the trainer's learning rate to follow",
+            )
             assert get(f"{server.base}/api/runs/{run_id}")[1]["live"]["learning_rate"] == 0.0005
 
             # Stop: the run ends as stopped, with a checkpoint, and the page says so.
             page.get_by_role("button", name="Stop").click()
             page.locator(".wb-status-value").get_by_text("stopped").wait_for(timeout=60_000)
-            wait_for(lambda: store.get_run(run_id)["status"] == "stopped", timeout=30, what="the store to record the stop")
+            wait_for(
+                lambda: store.get_run(run_id)["status"] == "stopped", timeout=30, what="the store to record the stop"
+            )
             assert [c for c in store.checkpoints(run_id) if c["reason"] == "stop"]
             page.locator(".wb-log").get_by_text("set learning_rate=0.0005 from app: applied").wait_for(timeout=10_000)
-            page.reload()                                        # the session is still picked
+            page.reload()  # the session is still picked
             page.locator(".wb-status-value").get_by_text("stopped").wait_for(timeout=60_000)
             assert page.locator(".wb-session-picker select").input_value() == f"{run_id} (stopped)"
             ARTIFACTS.mkdir(parents=True, exist_ok=True)
@@ -134,7 +173,9 @@ def test_live_page_in_a_browser(server):
             row.wait_for(timeout=60_000)
             row.locator("input[type=checkbox]").click()
             overlay = page.locator(".wb-overlay-chart .js-plotly-plot")
-            wait_for(lambda: overlay.evaluate("el => el.data ? el.data.length : 0") == 1, timeout=30, what="the overlay")
+            wait_for(
+                lambda: overlay.evaluate("el => el.data ? el.data.length : 0") == 1, timeout=30, what="the overlay"
+            )
             page.screenshot(path=str(ARTIFACTS / "runs_page.png"), full_page=True)
             page.goto(f"{server.base}/run?id={run_id}")
             page.locator(".wb-run-head").get_by_text("stopped").wait_for(timeout=60_000)
@@ -145,8 +186,19 @@ def test_live_page_in_a_browser(server):
 
 def test_rest_api(runs_dir):
     "Every endpoint against a running server, over a run trained by `workbench train`."
-    r = workbench("train", *TINY, "--total-timesteps", 2048, "--eval-every", 16, "--eval-episodes", 2,
-                  "--runs-dir", runs_dir, "--json")
+    r = workbench(
+        "train",
+        *TINY,
+        "--total-timesteps",
+        2048,
+        "--eval-every",
+        16,
+        "--eval-episodes",
+        2,
+        "--runs-dir",
+        runs_dir,
+        "--json",
+    )
     assert r.returncode == 0, r.stderr
     run_id = last_json(r.stdout)["run_id"]
     server = Server(runs_dir)
@@ -157,16 +209,24 @@ def test_rest_api(runs_dir):
         assert status["system"]["memory_total_gb"] > 0 and status["sessions"] == []
 
         code, runs = get(f"{base}/api/runs")
-        assert code == 200 and [(x["id"], x["status"], x["global_step"], x["live"]) for x in runs["runs"]] == [(run_id, "finished", 2048, False)]
+        assert code == 200 and [(x["id"], x["status"], x["global_step"], x["live"]) for x in runs["runs"]] == [
+            (run_id, "finished", 2048, False)
+        ]
         assert get(f"{base}/api/runs?status=running")[1]["runs"] == []
 
         code, run = get(f"{base}/api/runs/{run_id}")
-        assert code == 200 and run["config"]["env"]["env"] == "gym:CartPole-v1" and run["summary"]["global_step"] == 2048
+        assert (
+            code == 200 and run["config"]["env"]["env"] == "gym:CartPole-v1" and run["summary"]["global_step"] == 2048
+        )
         assert run["checkpoints"] and "charts/episodic_return" in run["metric_keys"] and run["live"] is None
         assert [e["data"]["status"] for e in run["events"] if e["kind"] == "status"] == ["running", "finished"]
 
         code, series = get(f"{base}/api/runs/{run_id}/metrics?key=charts/episodic_return")
-        assert code == 200 and len(series["steps"]) == len(series["values"]) > 0 and series["steps"] == sorted(series["steps"])
+        assert (
+            code == 200
+            and len(series["steps"]) == len(series["values"]) > 0
+            and series["steps"] == sorted(series["steps"])
+        )
         assert get(f"{base}/api/runs/{run_id}/metrics")[1]["keys"] == run["metric_keys"]
         code, err = get(f"{base}/api/runs/{run_id}/metrics?key=nope/x")
         assert code == 404 and "has no metric 'nope/x'" in err["error"]
@@ -177,7 +237,10 @@ def test_rest_api(runs_dir):
         assert entry["latest_return"] == series["values"][-1] and entry["best_return"] == run["best_return"]
         assert entry["sps"]["last"] > 0 and 0 < len(entry["sps"]["trend"]) <= 20
 
-        assert get(f"{base}/api/runs/no-such-run") == (404, {"error": f"no run 'no-such-run' in {Path(runs_dir) / 'workbench.db'}"})
+        assert get(f"{base}/api/runs/no-such-run") == (
+            404,
+            {"error": f"no run 'no-such-run' in {Path(runs_dir) / 'workbench.db'}"},
+        )
         assert get(f"{base}/api/runs/no-such-run/metrics?key=x")[0] == 404
         assert get(f"{base}/api/nothing-here")[0] == 404
         assert get(f"{base}/api/runs", method="POST")[0] == 405
@@ -195,7 +258,8 @@ def test_token(runs_dir):
         assert get(f"{server.base}/api/runs", {"Authorization": "Bearer s3cret-token"})[0] == 200
         assert "/runs?token=s3cret-token " in server.announce
         from playwright.sync_api import sync_playwright
-        with sync_playwright() as p:                     # the pages: no controls without the token
+
+        with sync_playwright() as p:  # the pages: no controls without the token
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             try:
                 page = browser.new_page()
@@ -221,8 +285,10 @@ def test_non_loopback_needs_a_token(runs_dir):
     "Binding beyond loopback without a token is refused up front: one line, exit 2, nothing created."
     r = workbench("serve", "--address", "0.0.0.0", "--port", free_port(), "--runs-dir", runs_dir, timeout=60)
     assert r.returncode == 2 and r.stdout == ""
-    assert r.stderr.strip().splitlines() == ["workbench: error: refusing to serve on non-loopback address '0.0.0.0' without "
-                                             "a token: controls change training runs; pass --token SECRET, or --token auto to generate one"]
+    assert r.stderr.strip().splitlines() == [
+        "workbench: error: refusing to serve on non-loopback address '0.0.0.0' without "
+        "a token: controls change training runs; pass --token SECRET, or --token auto to generate one"
+    ]
     assert not Path(runs_dir).exists()
     r = workbench("serve", "--port", 99999, "--runs-dir", runs_dir, timeout=60)
     assert r.returncode == 2 and "--port must be in 0..65535" in r.stderr and not Path(runs_dir).exists()

@@ -145,9 +145,7 @@ def test_every_exported_cell_is_followed_by_a_check():
         src = ["".join(c["source"]) if c["cell_type"] == "code" else None for c in cells]
         exported = [i for i, s in enumerate(src) if s is not None and s.startswith("#| export")]
         for n, i in enumerate(exported):
-            if n == 0 and all(
-                line.startswith(("#|", "from ", "import ", "#")) or not line.strip() for line in src[i].splitlines()
-            ):
+            if n == 0 and all(isinstance(stmt, (ast.Import, ast.ImportFrom)) for stmt in ast.parse(src[i]).body):
                 continue  # the imports cell
             end = exported[n + 1] if n + 1 < len(exported) else len(src)
             if not any(s is not None and not s.startswith("#| hide") for s in src[i + 1 : end]):

@@ -1,4 +1,5 @@
 "`make lab`: JupyterLab on loopback with a token, .venv's kernel, and no network calls of its own (checked in Chromium)."
+
 import json, os, queue, re, signal, subprocess, threading, time, urllib.error, urllib.request
 
 import psutil, pytest
@@ -10,14 +11,26 @@ VENV_PYTHON = str(ROOT / ".venv" / "bin" / "python")
 
 class Lab:
     "`make lab` with --no-browser on a free loopback port, in its own session; the whole group is killed at the end."
+
     def __init__(self, tmp):
         self.port = free_port()
-        env = {**os.environ,           # a fresh user: no saved settings, workspaces or config of this machine's
-               "JUPYTER_CONFIG_DIR": str(tmp / "config"), "JUPYTER_RUNTIME_DIR": str(tmp / "runtime"),
-               "JUPYTERLAB_SETTINGS_DIR": str(tmp / "settings"), "JUPYTERLAB_WORKSPACES_DIR": str(tmp / "workspaces")}
+        env = {
+            **os.environ,  # a fresh user: no saved settings, workspaces or config of this machine's
+            "JUPYTER_CONFIG_DIR": str(tmp / "config"),
+            "JUPYTER_RUNTIME_DIR": str(tmp / "runtime"),
+            "JUPYTERLAB_SETTINGS_DIR": str(tmp / "settings"),
+            "JUPYTERLAB_WORKSPACES_DIR": str(tmp / "workspaces"),
+        }
         self.log = open(tmp / "lab.log", "w+")
-        self.proc = subprocess.Popen(["make", "-s", "lab", f"LAB_ARGS=--no-browser --port={self.port}"], cwd=ROOT, env=env,
-                                     stdout=subprocess.PIPE, stderr=self.log, text=True, start_new_session=True)
+        self.proc = subprocess.Popen(
+            ["make", "-s", "lab", f"LAB_ARGS=--no-browser --port={self.port}"],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=self.log,
+            text=True,
+            start_new_session=True,
+        )
         lines = queue.Queue()
         threading.Thread(target=lambda: [lines.put(line) for line in self.proc.stdout], daemon=True).start()
         self.output, deadline = "", time.time() + 180
@@ -25,48 +38,67 @@ class Lab:
             if self.proc.poll() is not None or time.time() > deadline:
                 self.stop()
                 raise AssertionError(f"no URL from make lab:\n{self.output}\n{self.stderr()}")
-            try: self.output += lines.get(timeout=1)
-            except queue.Empty: pass
+            try:
+                self.output += lines.get(timeout=1)
+            except queue.Empty:
+                pass
         self.token, self.base = m.group(1), f"http://127.0.0.1:{self.port}"
 
     def stderr(self) -> str:
-        self.log.flush(); self.log.seek(0)
+        self.log.flush()
+        self.log.seek(0)
         return self.log.read()[-3000:]
 
     def request(self, path, token=True, method="GET", body=None):
         "(status, headers, body) of a request, redirects not followed."
         headers = {"Authorization": f"token {self.token}"} if token else {}
-        req = urllib.request.Request(self.base + path, headers=headers, method=method,
-                                     data=None if body is None else json.dumps(body).encode())
+        req = urllib.request.Request(
+            self.base + path, headers=headers, method=method, data=None if body is None else json.dumps(body).encode()
+        )
         opener = urllib.request.build_opener(NoRedirect)
         try:
-            with opener.open(req, timeout=30) as r: return r.status, r.headers, r.read().decode()
-        except urllib.error.HTTPError as e: return e.code, e.headers, e.read().decode()
+            with opener.open(req, timeout=30) as r:
+                return r.status, r.headers, r.read().decode()
+        except urllib.error.HTTPError as e:
+            return e.code, e.headers, e.read().decode()
 
     def processes(self):
         "make, jupyter and any kernel: the whole tree, as (process, command line, listening addresses)."
         root, found = psutil.Process(self.proc.pid), []
         for p in [root, *root.children(recursive=True)]:
-            try: found.append((p, p.cmdline(), [c.laddr for c in p.net_connections("inet") if c.status == psutil.CONN_LISTEN]))
-            except psutil.Error: pass      # gone meanwhile
+            try:
+                found.append(
+                    (p, p.cmdline(), [c.laddr for c in p.net_connections("inet") if c.status == psutil.CONN_LISTEN])
+                )
+            except psutil.Error:
+                pass  # gone meanwhile
         return found
 
     def stop(self):
         tree = [p for p, _, _ in self.processes()] if self.proc.poll() is None else []
-        try: os.killpg(self.proc.pid, signal.SIGTERM)
-        except ProcessLookupError: pass
-        try: self.proc.wait(timeout=30)
-        except subprocess.TimeoutExpired: pass
-        try: os.killpg(self.proc.pid, signal.SIGKILL)   # anything the group left behind
-        except ProcessLookupError: pass
-        for p in tree:                                   # and any kernel in a session of its own
-            try: p.kill()
-            except psutil.Error: pass
+        try:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            pass
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)  # anything the group left behind
+        except ProcessLookupError:
+            pass
+        for p in tree:  # and any kernel in a session of its own
+            try:
+                p.kill()
+            except psutil.Error:
+                pass
         self.proc.wait(timeout=30)
 
 
 class NoRedirect(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, *args): return None
+    def redirect_request(self, *args):
+        return None
 
 
 @pytest.fixture(scope="module")
@@ -101,10 +133,14 @@ def test_kernel_is_the_venv_python(lab):
     assert status == 201, body
     kernel = json.loads(body)["id"]
     try:
-        def kernel_sockets():   # the kernel's processes and its listening sockets, once it has bound its 5 channels
-            kernels = [(cmdline, addresses) for _, cmdline, addresses in lab.processes() if "ipykernel_launcher" in cmdline]
+
+        def kernel_sockets():  # the kernel's processes and its listening sockets, once it has bound its 5 channels
+            kernels = [
+                (cmdline, addresses) for _, cmdline, addresses in lab.processes() if "ipykernel_launcher" in cmdline
+            ]
             sockets = [address for _, addresses in kernels for address in addresses]
             return len(sockets) >= 5 and (kernels, sockets)
+
         kernels, sockets = wait_for(kernel_sockets, timeout=120, interval=0.5, what="the kernel to listen")
         assert [cmdline[0] for cmdline, _ in kernels] == [VENV_PYTHON]
         assert {ip for ip, _ in sockets} == {"127.0.0.1"}, sockets
@@ -118,21 +154,23 @@ def test_settings_turn_news_off(lab):
     assert schema["properties"]["fetchNews"]["default"] == "false"
     assert schema["properties"]["checkForUpdates"]["default"] is False
     page = lab.request(f"/lab?token={lab.token}", token=False)[2]
-    config = json.loads(re.search(r'<script id="jupyter-config-data" type="application/json">(.*?)</script>', page, re.S).group(1))
+    config = json.loads(
+        re.search(r'<script id="jupyter-config-data" type="application/json">(.*?)</script>', page, re.S).group(1)
+    )
     assert config["news"] == {"disabled": True}
 
 
 def test_lab_in_a_browser_is_offline(lab):
-    "Open /lab in Chromium with every non-loopback request aborted: the lab renders, asks nothing about news, requests nothing outside."
+    "Open /lab in Chromium, non-loopback requests aborted: it renders, asks nothing about news, requests nothing outside."
     requested = []
     with loopback_only_page(1400, 900) as (page, blocked):
         page.on("request", lambda request: requested.append(request.url))
         page.goto(f"{lab.base}/lab?token={lab.token}")
         page.locator(".jp-LabShell").wait_for(timeout=90_000)
-        page.locator(".jp-Launcher").wait_for(timeout=90_000)       # shown once the lab has restored
+        page.locator(".jp-Launcher").wait_for(timeout=90_000)  # shown once the lab has restored
         page.get_by_text("Python 3 (ipykernel)").first.wait_for(timeout=30_000)
         page.wait_for_load_state("networkidle", timeout=30_000)
-        page.wait_for_timeout(2_000)                                   # the news question would come right after restoring
+        page.wait_for_timeout(2_000)  # the news question would come right after restoring
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "lab.png"))
         assert page.get_by_text("official Jupyter news").count() == 0

@@ -1,4 +1,5 @@
 "The live-training tutorial in a real JupyterLab, driven cell by cell in Chromium with the network out of reach."
+
 import json, os, re, secrets, signal, subprocess, sys, time, urllib.request
 from pathlib import Path
 
@@ -21,40 +22,72 @@ def notebook_external_sources(nb: dict) -> list[str]:
         for out in cell.get("outputs", []):
             for mime, data in out.get("data", {}).items():
                 text = "".join(data) if isinstance(data, list) else data if isinstance(data, str) else json.dumps(data)
-                if mime == "text/html": found += remote_fetches(text)
+                if mime == "text/html":
+                    found += remote_fetches(text)
                 elif "javascript" in mime or "holoviews_load" in mime:
-                    found += [u for lst in LOADER_LISTS.findall(text) for u in re.findall(r"(?:https?:)?//[^'\"\s,\]]+", lst)
-                              if not LOOPBACK.match(u)]
+                    found += [
+                        u
+                        for lst in LOADER_LISTS.findall(text)
+                        for u in re.findall(r"(?:https?:)?//[^'\"\s,\]]+", lst)
+                        if not LOOPBACK.match(u)
+                    ]
     return found
 
 
 def test_notebook_external_sources_finds_what_it_should():
-    html, js = "<b>ok</b><script src='https://cdn.y/a.js'></script>", 'js_urls = ["https://cdn.x/b.js"]; x = "https://plotly.com/"'
+    html, js = (
+        "<b>ok</b><script src='https://cdn.y/a.js'></script>",
+        'js_urls = ["https://cdn.x/b.js"]; x = "https://plotly.com/"',
+    )
     nb = {"cells": [{"outputs": [{"data": {"text/html": html, "application/javascript": js}}]}]}
     assert notebook_external_sources(nb) == ["https://cdn.y/a.js", "https://cdn.x/b.js"]
 
 
 def saved_with_outputs(path: Path) -> bool:
     "Whether the notebook file is whole (it parses) and holds the dashboard's output."
-    try: return "wb-fallback" in json.dumps(json.loads(path.read_text()))
-    except (OSError, ValueError): return False
+    try:
+        return "wb-fallback" in json.dumps(json.loads(path.read_text()))
+    except (OSError, ValueError):
+        return False
 
 
 class Lab:
     "A JupyterLab server on a free loopback port, rooted at `root`, its state kept under `root`; killed at the end."
+
     def __init__(self, root: Path):
         self.root, self.port, self.token = root, free_port(), secrets.token_hex(16)
-        env = {**os.environ, "JUPYTER_CONFIG_DIR": str(root / ".jupyter"), "JUPYTER_RUNTIME_DIR": str(root / ".runtime"),
-               "JUPYTERLAB_WORKSPACES_DIR": str(root / ".workspaces"), "PYTHONUNBUFFERED": "1"}
+        env = {
+            **os.environ,
+            "JUPYTER_CONFIG_DIR": str(root / ".jupyter"),
+            "JUPYTER_RUNTIME_DIR": str(root / ".runtime"),
+            "JUPYTERLAB_WORKSPACES_DIR": str(root / ".workspaces"),
+            "PYTHONUNBUFFERED": "1",
+        }
         self.log = open(root / "lab.log", "w")
-        args = [str(VENV_BIN / "jupyter"), "lab", "--no-browser", "--ip", "127.0.0.1", "--port", str(self.port),
-                f"--IdentityProvider.token={self.token}", f"--ServerApp.root_dir={root}"]
-        if os.geteuid() == 0: args.append("--allow-root")
-        self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT, cwd=root, env=env, start_new_session=True)
+        args = [
+            str(VENV_BIN / "jupyter"),
+            "lab",
+            "--no-browser",
+            "--ip",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            f"--IdentityProvider.token={self.token}",
+            f"--ServerApp.root_dir={root}",
+        ]
+        if os.geteuid() == 0:
+            args.append("--allow-root")
+        self.proc = subprocess.Popen(
+            args, stdout=self.log, stderr=subprocess.STDOUT, cwd=root, env=env, start_new_session=True
+        )
         self.base = f"http://127.0.0.1:{self.port}"
+
         def up():
-            try: return urllib.request.urlopen(f"{self.base}/api/status?token={self.token}", timeout=5).status == 200
-            except OSError: return False
+            try:
+                return urllib.request.urlopen(f"{self.base}/api/status?token={self.token}", timeout=5).status == 200
+            except OSError:
+                return False
+
         wait_for(up, timeout=120, what="JupyterLab to answer")
 
     def contents(self, path: str) -> dict:
@@ -62,10 +95,14 @@ class Lab:
             return json.loads(r.read())
 
     def stop(self):
-        try: os.killpg(self.proc.pid, signal.SIGTERM)
-        except ProcessLookupError: return
-        try: self.proc.wait(timeout=30)
-        except subprocess.TimeoutExpired: os.killpg(self.proc.pid, signal.SIGKILL)
+        try:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            return
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)
 
 
 @pytest.fixture
@@ -73,8 +110,10 @@ def lab(tmp_path):
     "The tutorial copied into a fresh lab root, with a budget long enough to watch and a known runs folder."
     text = (ROOT / "nbs" / "tutorial.live_training.ipynb").read_text()
     runs_dir = tmp_path / "runs"
-    for old, new in [("total_timesteps = 20_000", "total_timesteps = 5_000_000"),
-                     ('runs_dir = tempfile.mkdtemp(prefix=\\"workbench-tutorial-\\")', f'runs_dir = \\"{runs_dir}\\"')]:
+    for old, new in [
+        ("total_timesteps = 20_000", "total_timesteps = 5_000_000"),
+        ('runs_dir = tempfile.mkdtemp(prefix=\\"workbench-tutorial-\\")', f'runs_dir = \\"{runs_dir}\\"'),
+    ]:
         assert text.count(old) == 1, f"the tutorial no longer has {old!r}: update this test"
         text = text.replace(old, new)
     (tmp_path / "tutorial.ipynb").write_text(text)
@@ -111,20 +150,28 @@ def test_tutorial_live_in_jupyterlab(lab):
                 run_button.click()
                 if "jp-CodeCell" in (cell.get_attribute("class") or ""):
                     prompt = cell.locator(".jp-InputArea-prompt")
-                    wait_for(lambda: re.search(r"\[\d+\]", prompt.inner_text()), timeout=180, what=f"the cell {source[:60]!r} to run")
-                    assert not cell.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']").filter(
-                        has_text="Traceback").count(), f"{source[:60]!r} failed"
-                    if text in source: return cell
+                    wait_for(
+                        lambda: re.search(r"\[\d+\]", prompt.inner_text()),
+                        timeout=180,
+                        what=f"the cell {source[:60]!r} to run",
+                    )
+                    assert (
+                        not cell.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
+                        .filter(has_text="Traceback")
+                        .count()
+                    ), f"{source[:60]!r} failed"
+                    if text in source:
+                        return cell
 
         run_until("session.dashboard(")
         step_count = page.locator(".wb-live .wb-step-count")
         step_count.wait_for(timeout=60_000)
         steps = lambda: int(step_count.inner_text().replace(",", "") or -1)
         wait_for(lambda: steps() == 0, timeout=30, what="the dashboard's step counter")
-        assert page.locator(".wb-fallback").count() == 0          # the dashboard rendered and removed its note
+        assert page.locator(".wb-fallback").count() == 0  # the dashboard rendered and removed its note
         assert page.locator(".wb-live .wb-chart-return .js-plotly-plot").count() == 1
         run_until("session.start()")
-        answer = run_until("the kernel answers while it trains")       # another cell runs while the run trains
+        answer = run_until("the kernel answers while it trains")  # another cell runs while the run trains
         assert re.search(r"running: step [\d,]+ of 5,00\d,\d{3}", answer.locator(".jp-OutputArea").inner_text())
 
         chart = page.locator(".wb-live .wb-chart-return .js-plotly-plot")
@@ -148,15 +195,28 @@ def test_tutorial_live_in_jupyterlab(lab):
         store = RunStore(lab.runs_dir)
         run_id = wait_for(lambda: [r["id"] for r in store.runs()], timeout=30, what="the run in the store")[0]
         lr = page.locator(".wb-knob-learning_rate input")
-        lr.fill("0.0005"); lr.press("Tab")                        # (Enter belongs to JupyterLab's notebook shortcuts)
-        applied = lambda: [e for e in store.events(run_id, "control") if e["data"]["action"] == "set" and e["data"]["ok"]
-                           and e["data"]["applied"].get("learning_rate") == 0.0005]
+        lr.fill("0.0005")
+        lr.press("Tab")  # (Enter belongs to JupyterLab's notebook shortcuts)
+        applied = lambda: [
+            e
+            for e in store.events(run_id, "control")
+            if e["data"]["action"] == "set" and e["data"]["ok"] and e["data"]["applied"].get("learning_rate") == 0.0005
+        ]
         event = wait_for(applied, timeout=30, what="the learning-rate control in the store")[0]
         assert event["data"]["source"] == "notebook", event
-        wait_for(lambda: [m for m in store.metrics(run_id, "charts/learning_rate") if m["step"] > event["step"] and m["value"] <= 5e-4],
-                 timeout=30, what="the trainer's learning rate to follow")
-        page.locator(".wb-live .wb-filter-controls").click()            # the log shows the controls alone
-        page.locator(".wb-live .wb-log").get_by_text("set learning_rate=0.0005 from notebook: applied").wait_for(timeout=15_000)
+        wait_for(
+            lambda: [
+                m
+                for m in store.metrics(run_id, "charts/learning_rate")
+                if m["step"] > event["step"] and m["value"] <= 5e-4
+            ],
+            timeout=30,
+            what="the trainer's learning rate to follow",
+        )
+        page.locator(".wb-live .wb-filter-controls").click()  # the log shows the controls alone
+        page.locator(".wb-live .wb-log").get_by_text("set learning_rate=0.0005 from notebook: applied").wait_for(
+            timeout=15_000
+        )
         page.screenshot(path=str(shots / "2_steered.png"), full_page=True)
 
         # Save, reload: the saved dashboard reconnects to the running kernel and catches up with the whole history.
@@ -164,7 +224,8 @@ def test_tutorial_live_in_jupyterlab(lab):
         page.locator(".jp-NotebookPanel-toolbar jp-button[data-command='docmanager:save']").click()
         wait_for(lambda: saved_with_outputs(lab.root / "tutorial.ipynb"), timeout=60, what="the save")
         page.reload()
-        try: step_count.wait_for(timeout=90_000)
+        try:
+            step_count.wait_for(timeout=90_000)
         except Exception:
             page.screenshot(path=str(shots / "failed_reload.png"), full_page=True)
             print("CONSOLE", "\n".join(console[-40:]))
@@ -173,9 +234,12 @@ def test_tutorial_live_in_jupyterlab(lab):
         wait_for(lambda: points() >= before_points, timeout=30, what="the reloaded charts to hold the whole history")
         page.locator(".wb-live .wb-status-value").get_by_text("running").wait_for(timeout=30_000)
         start, pause = (page.get_by_role("button", name=n, exact=True) for n in ("Start", "Pause"))
-        wait_for(lambda: start.is_disabled() and pause.is_enabled(), timeout=15,
-                 what="the controls as they are now, not as saved")
-        assert page.locator(".wb-fallback").count() == 0          # the dashboard rendered and removed its note
+        wait_for(
+            lambda: start.is_disabled() and pause.is_enabled(),
+            timeout=15,
+            what="the controls as they are now, not as saved",
+        )
+        assert page.locator(".wb-fallback").count() == 0  # the dashboard rendered and removed its note
         at = steps()
         wait_for(lambda: steps() > at, timeout=30, what="the counter to keep moving after the reload")
         page.locator(".wb-live .wb-status").scroll_into_view_if_needed()
@@ -186,8 +250,10 @@ def test_tutorial_live_in_jupyterlab(lab):
         assert page.locator(".wb-live .wb-alert").inner_text() == ""
         page.locator(".lm-TabBar-tab.jp-mod-current .lm-TabBar-tabCloseIcon").first.click()
         discard = page.locator(".jp-Dialog button").filter(has_text="Discard")
-        try: discard.click(timeout=5_000)                              # the saved file stays as it was
-        except Exception: pass
+        try:
+            discard.click(timeout=5_000)  # the saved file stays as it was
+        except Exception:
+            pass
         step_count.wait_for(state="detached", timeout=30_000)
         page.locator(".jp-DirListing-item").filter(has_text=re.compile(r"^tutorial\.ipynb")).first.dblclick()
         step_count.wait_for(timeout=90_000)
@@ -202,32 +268,41 @@ def test_tutorial_live_in_jupyterlab(lab):
         position[0] = [i for i in range(cells.count()) if "session.dashboard(" in cells.nth(i).inner_text()][0]
         run_until("session.dashboard(")
         at = steps()
-        wait_for(lambda: page.locator(".wb-live").count() == 1 and steps() > at, timeout=60, what="the new view to count")
+        wait_for(
+            lambda: page.locator(".wb-live").count() == 1 and steps() > at, timeout=60, what="the new view to count"
+        )
         assert page.locator(".wb-live .wb-alert").inner_text() == ""
 
         page.get_by_role("button", name="Stop", exact=True).click()
         try:
-            wait_for(lambda: store.get_run(run_id)["status"] == "stopped", timeout=90, what="the store to record the stop")
+            wait_for(
+                lambda: store.get_run(run_id)["status"] == "stopped", timeout=90, what="the store to record the stop"
+            )
             page.locator(".wb-live .wb-status-value").get_by_text("stopped").wait_for(timeout=30_000)
         except Exception:
             page.screenshot(path=str(shots / "failed_stop.png"), full_page=True)
-            print("CONTROLS", [e["data"] for e in store.events(run_id, "control")], "\nCONSOLE", "\n".join(console[-30:]))
+            print(
+                "CONTROLS", [e["data"] for e in store.events(run_id, "control")], "\nCONSOLE", "\n".join(console[-30:])
+            )
             raise
     assert blocked == [], f"the page tried to reach beyond loopback: {blocked[:5]}"
     assert not [c for c in console if c.startswith("error") and re.search(r"refused|failed to load", c, re.I)], console
-    assert not [e for e in errors if re.search(r"workbench|bokeh|panel|plotly|static/extensions|^4\d\d ", e, re.I)], errors
-    assert notebook_external_sources(lab.contents("tutorial.ipynb")["content"]) == []   # the executed tutorial's outputs
+    assert not [e for e in errors if re.search(r"workbench|bokeh|panel|plotly|static/extensions|^4\d\d ", e, re.I)], (
+        errors
+    )
+    assert notebook_external_sources(lab.contents("tutorial.ipynb")["content"]) == []  # the executed tutorial's outputs
 
 
 def test_fallback_note_shows_when_the_dashboard_cannot_render(tmp_path):
     "Where the dashboard's JavaScript never runs, its output explains itself in one line instead of staying empty."
-    from workbench.app.dashboard import fallback_note
+    from workbench.app.charts import fallback_note
+
     page_file = tmp_path / "note.html"
     page_file.write_text(f"<html><body>{fallback_note('nothing-renders', delay_s=0.5)}</body></html>")
     with loopback_only_page() as (page, blocked):
         page.goto(page_file.as_uri())
         note = page.locator(".wb-fallback")
-        assert not note.is_visible()                                   # hidden while the dashboard may still come
+        assert not note.is_visible()  # hidden while the dashboard may still come
         wait_for(note.is_visible, timeout=10, what="the note to appear")
         assert "did not load" in note.inner_text() and "setup_notebook()" in note.inner_text()
     assert blocked == []

@@ -21,7 +21,7 @@ PUBLIC = {   # name -> the module that defines it, in the order of the data flow
     "load_checkpoint": "workbench.train.checkpoint", "PPOTrainer": "workbench.train.ppo",
     "train_run": "workbench.train.runner",
     "job_info": "workbench.jobs.notebook", "record_result": "workbench.jobs.notebook",
-    "TrainingSession": "workbench.app.session", "setup_notebook": "workbench.app.dashboard",
+    "TrainingSession": "workbench.app.session", "setup_notebook": "workbench.app.charts",
 }
 __all__ = list(PUBLIC)
 

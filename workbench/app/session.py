@@ -4,22 +4,21 @@
 
 # %% ../../nbs/07a_app.session.ipynb #ff4ba2a3
 from __future__ import annotations
-from ..core import WorkbenchError, ConfigError  # first: it quiets two dependency notices before torch loads
+from ..core import WorkbenchError, ConfigError, field_docs  # first: quiets dependency notices
 import collections, math, threading, time
 from typing import Optional
 
 import param
 
-from ..runs.events import Event
+from ..runs.events import Event, Kind, Metric
 from ..train.ppo import PPOTrainer
-from ..train.config import TrainConfig
-from ..runs.store import RunStore
+from ..train.config import KNOBS, PPOConfig, TrainConfig
 from ..train.runner import new_trainer, record_run, fit_run
 from ..runs.sinks import fmt_number
 
 # %% auto #0
 __all__ = ['LIVE_KNOBS', 'MetricHistory', 'planned_steps', 'TrainingSession', 'start', 'pause', 'resume', 'stop', 'checkpoint',
-           'set_hparams', 'wait', 'close', 'dashboard']
+           'set_hparams', 'wait', 'close']
 
 # %% ../../nbs/07a_app.session.ipynb #f833c8e4
 class MetricHistory:
@@ -65,7 +64,7 @@ class MetricHistory:
         with self._lock: return sorted(self._series)
 
 # %% ../../nbs/07a_app.session.ipynb #04fd69c6
-LIVE_KNOBS = ("learning_rate", "ent_coef", "clip_coef")
+LIVE_KNOBS = tuple(KNOBS)   # the PPO fields declared `live(..., slider=...)` in `workbench.train.config`
 
 def planned_steps(cfg: TrainConfig) -> int:
     "The steps a run of `cfg` takes: `total_timesteps` rounded up to whole rollouts of `num_envs` x `num_steps`."
@@ -74,11 +73,7 @@ def planned_steps(cfg: TrainConfig) -> int:
 class TrainingSession(param.Parameterized):
     "One training run you can start, watch and steer from a notebook or the app."
     config = param.ClassSelector(class_=TrainConfig, doc="the run's settings (fixed once it starts)")
-    learning_rate = param.Number(2.5e-3, bounds=(0, None), inclusive_bounds=(False, True), softbounds=(1e-5, 1e-2),
-                                 doc="Adam learning rate (the base of the annealing schedule)")
-    ent_coef = param.Number(0.0, bounds=(0, None), softbounds=(0.0, 0.1), doc="entropy bonus coefficient")
-    clip_coef = param.Number(0.2, bounds=(0, None), softbounds=(0.0, 1.0), doc="PPO ratio clip")
-
+    # the live knobs (learning_rate, ent_coef, clip_coef...) are added below, from `PPOConfig`
     status = param.String("idle", constant=True, doc="idle, starting, running, paused, stopped, finished or failed")
     run_id = param.String(None, allow_None=True, constant=True)
     global_step = param.Integer(0, constant=True)
@@ -92,8 +87,7 @@ class TrainingSession(param.Parameterized):
     def __init__(self, config: Optional[TrainConfig] = None, max_points: int = 1000, log_size: int = 200, **params):
         config = config if config is not None else TrainConfig()
         ppo = config.ppo
-        super().__init__(config=config, learning_rate=ppo.learning_rate, ent_coef=ppo.ent_coef,
-                         clip_coef=ppo.clip_coef, **params)
+        super().__init__(config=config, **{k: getattr(ppo, k) for k in LIVE_KNOBS}, **params)
         with param.edit_constant(self): self.total_timesteps = planned_steps(config)
         self.history = MetricHistory(max_points)
         self._logs: dict[str, collections.deque] = collections.defaultdict(lambda: collections.deque(maxlen=log_size))
@@ -103,7 +97,7 @@ class TrainingSession(param.Parameterized):
         self.started_at: Optional[float] = None
         self._thread: Optional[threading.Thread] = None
         self._syncing = False
-        self.param.watch(self._on_knob, list(LIVE_KNOBS))
+        self.param.watch(lambda *events: self._on_knob(*events), list(LIVE_KNOBS))   # `_on_knob` comes below
 
     @param.depends("config", watch=True)
     def _on_config(self):
@@ -130,6 +124,15 @@ class TrainingSession(param.Parameterized):
         "Seconds left at the current speed (None before the first update or when not running)."
         if self.status not in ("running", "starting") or not self.sps: return None
         return max(0.0, (self.total_timesteps - self.global_step) / self.sps)
+
+def _knob_parameter(name: str) -> param.Number:
+    "The session parameter of live knob `name`: `PPOConfig`'s default and doc, the slider range of its `live` field."
+    low, high = KNOBS[name]
+    return param.Number(getattr(PPOConfig(), name), bounds=(0, None), inclusive_bounds=(low == 0, True),
+                        softbounds=(low, high), doc=field_docs(PPOConfig).get(name, ""))
+
+for _name in LIVE_KNOBS: TrainingSession.param.add_parameter(_name, _knob_parameter(_name))
+
 
 # %% ../../nbs/07a_app.session.ipynb #7c4e0ddf
 def _set(self: TrainingSession, **values):
@@ -173,26 +176,27 @@ TrainingSession.start = start
 def _on_event(self: TrainingSession, e: Event) -> None:
     "File one trainer event into the history, the log and the read-only parameters."
     d = e.data
-    if e.kind == "update":
+    if e.kind == Kind.UPDATE:
         self.history.add(e.step, d)
-        values = {"global_step": e.step, "sps": float(d.get("perf/sps", 0.0))}
-        if d.get("charts/episodic_return") is not None: values["last_return"] = float(d["charts/episodic_return"])
+        values = {"global_step": e.step, "sps": float(d.get(Metric.SPS, 0.0))}
+        if d.get(Metric.RETURN) is not None: values["last_return"] = float(d[Metric.RETURN])
         self._set(**values)
         return
-    if e.kind == "status":
+    if e.kind == Kind.STATUS:
         self._set(status=d["status"], global_step=e.step, **({"error": d["error"]} if "error" in d else {}))
         self._note(e.step, "status", f"status: {d['status']}" + (f" ({d['error']})" if "error" in d else ""))
-    elif e.kind == "checkpoint":
+    elif e.kind == Kind.CHECKPOINT:
         extra = f" (new best, eval return {fmt_number(d['score'])})" if d.get("best") else ""
         self._note(e.step, "checkpoint", f"checkpoint ({d.get('reason', '')}): {d['path']}{extra}")
         self._set(**({"best_score": d["score"]} if d.get("best") and d.get("score") is not None else {}))
-    elif e.kind == "eval":
-        self.history.add(e.step, {"eval/mean_return": d.get("mean_return")})
+    elif e.kind == Kind.EVAL:
+        self.history.add(e.step, {Metric.EVAL_RETURN: d.get("mean_return")})
         self._note(e.step, "eval", f"evaluation: mean return {fmt_number(d['mean_return'])} ± {fmt_number(d['std_return'])} (sd) "
                                    f"over {d['episodes']} episodes")
         self._set()
-    elif e.kind == "control":
-        what = d["action"] + ("" if d["action"] != "set" else " " + ", ".join(f"{k}={fmt_number(v)}" for k, v in d["args"].items()))
+    elif e.kind == Kind.CONTROL:
+        args = ", ".join(f"{k}={fmt_number(v)}" for k, v in d["args"].items())
+        what = d["action"] + (f" {args}" if d["action"] == "set" else "")
         self._note(e.step, "control", f"{what} from {d['source']}: " + ("applied" if d["ok"] else f"refused: {d.get('error')}"))
         if d["action"] == "set" and d["ok"]:   # reflect a change made elsewhere (code, another view) in the knobs
             self._syncing = True
@@ -230,7 +234,7 @@ def _on_knob(self: TrainingSession, *events):
     if self._syncing: return
     changes = {e.name: e.new for e in events}
     if self.trainer is None: self.config = self.config.replace(**changes)
-    elif self.running: self._controls().set(source="code", **changes)   # code set the parameter (views call set_hparams with their source)
+    elif self.running: self._controls().set(source="code", **changes)   # (views call set_hparams with their source)
 
 TrainingSession._controls, TrainingSession._on_knob = _controls, _on_knob
 TrainingSession.pause, TrainingSession.resume, TrainingSession.stop = pause, resume, stop
@@ -251,9 +255,4 @@ def close(self: TrainingSession, timeout: float = 60.0) -> None:
         self.stop(source="close")
         self._thread.join(timeout)
 
-def dashboard(self: TrainingSession, **kwargs):
-    "The live dashboard of this session (a Panel layout; renders inline in JupyterLab)."
-    from workbench.app.dashboard import TrainingDashboard
-    return TrainingDashboard(session=self, **kwargs)
-
-TrainingSession.wait, TrainingSession.close, TrainingSession.dashboard = wait, close, dashboard
+TrainingSession.wait, TrainingSession.close = wait, close
