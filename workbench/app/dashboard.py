@@ -9,6 +9,7 @@ import html, time, typing
 
 import panel as pn
 import param
+from fastcore.basics import patch
 
 from ..train.config import TrainConfig, SECTIONS
 from ..env.make import resolve_env
@@ -17,7 +18,7 @@ from .charts import LiveView, chart_figure, chart_tail, setup_notebook, notebook
 from ..runs.sinks import fmt_duration, fmt_number, fmt_time
 
 # %% auto #0
-__all__ = ['KNOB_LABELS', 'field_widget', 'ConfigForm', 'knob_widget', 'TrainingDashboard', 'status_line', 'refresh']
+__all__ = ['KNOB_LABELS', 'field_widget', 'ConfigForm', 'knob_widget', 'TrainingDashboard', 'status_line']
 
 # %% ../../nbs/07c_app.dashboard.ipynb #4d1bba2b
 def field_widget(name: str, tp, value, doc: str = ""):
@@ -148,10 +149,12 @@ def status_line(s: TrainingSession) -> str:
             f"of {total} · {fmt_number(round(s.sps))} steps/s · ETA {fmt_duration(s.eta)} · "
             f"return {fmt_number(s.last_return)}{best}{err}")
 
+@patch
 def refresh(self: TrainingDashboard) -> None:
     "Bring every view up to date with the session (only what changed since the last call), in one message."
     with pn.io.hold(): self._refresh()
 
+@patch
 def _refresh(self: TrainingDashboard) -> None:
     s = self.session
     key = (s.version, s.status, int(time.time()) if s.status == "running" else 0)
@@ -188,6 +191,7 @@ def _refresh(self: TrainingDashboard) -> None:
     self.live.push(title=title, status=status_line(s), progress=min(1.0, s.global_step / max(1, s.total_timesteps)),
                    log_new=log_new, extend=tails)
 
+@patch
 def _on_view(self: TrainingDashboard) -> None:
     """A view opened in a page (maybe a reloaded one, showing the state the notebook saved): send it everything as it is
     now: the charts from the whole history, the live parts, and each control's state."""
@@ -208,6 +212,7 @@ def _on_view(self: TrainingDashboard) -> None:
             for (w, name), v in zip(controls, values): setattr(w, name, v)
     finally: self._syncing = False
 
+@patch
 def _act(self: TrainingDashboard, action) -> bool:
     "Run a session method for a button or knob, showing its error (if any) on the page; True if it went through."
     try:
@@ -218,11 +223,13 @@ def _act(self: TrainingDashboard, action) -> bool:
     self.live.push(alert="")
     return True
 
+@patch
 def _on_knob(self: TrainingDashboard, name: str, value) -> None:
     if self._syncing: return
     if not self._act(lambda source: self.session.set_hparams(source=source, **{name: value})):
         self._drawn = None                         # refused: the next refresh puts the session's value back
 
+@patch
 def _on_start(self: TrainingDashboard, _=None) -> None:
     if self.form.error:
         self.live.push(alert=self.form.error)
@@ -231,18 +238,14 @@ def _on_start(self: TrainingDashboard, _=None) -> None:
     self._act(lambda source: self.session.start())
     self.refresh()
 
+@patch
 def _on_pause(self: TrainingDashboard, _=None) -> None:
     s = self.session
     if s.status == "paused": self._act(s.resume); self.pause_button.name = "Pause"
     else: self._act(s.pause); self.pause_button.name = "Resume"
 
-TrainingDashboard.refresh, TrainingDashboard._refresh, TrainingDashboard._act = refresh, _refresh, _act
-TrainingDashboard._on_view, TrainingDashboard._on_knob = _on_view, _on_knob
-TrainingDashboard._on_start, TrainingDashboard._on_pause = _on_start, _on_pause
-
 # %% ../../nbs/07c_app.dashboard.ipynb #113f65cb
-def _dashboard(self: TrainingSession, **kwargs) -> TrainingDashboard:
+@patch
+def dashboard(self: TrainingSession, **kwargs) -> TrainingDashboard:
     "The live dashboard of this session (a Panel layout; renders inline in JupyterLab)."
     return TrainingDashboard(session=self, **kwargs)
-
-TrainingSession.dashboard = _dashboard

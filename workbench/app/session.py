@@ -9,6 +9,7 @@ import collections, math, threading, time
 from typing import Optional
 
 import param
+from fastcore.basics import patch
 
 from ..runs.events import Event, Kind, Metric
 from ..train.ppo import PPOTrainer
@@ -17,8 +18,7 @@ from ..train.runner import new_trainer, record_run, fit_run
 from ..runs.sinks import fmt_number
 
 # %% auto #0
-__all__ = ['LIVE_KNOBS', 'MetricHistory', 'planned_steps', 'TrainingSession', 'start', 'pause', 'resume', 'stop', 'checkpoint',
-           'set_hparams', 'wait', 'close']
+__all__ = ['LIVE_KNOBS', 'MetricHistory', 'planned_steps', 'TrainingSession']
 
 # %% ../../nbs/07a_app.session.ipynb #f833c8e4
 class MetricHistory:
@@ -135,17 +135,18 @@ for _name in LIVE_KNOBS: TrainingSession.param.add_parameter(_name, _knob_parame
 
 
 # %% ../../nbs/07a_app.session.ipynb #7c4e0ddf
+@patch
 def _set(self: TrainingSession, **values):
     with param.edit_constant(self):
         self.param.update(**values, version=self.version + 1)
 
+@patch
 def _note(self: TrainingSession, step: int, kind: str, text: str):
     self._log_count += 1
     self._logs[kind].append({"n": self._log_count, "time": time.time(), "step": int(step), "kind": kind, "text": text})
 
-TrainingSession._set, TrainingSession._note = _set, _note
-
 # %% ../../nbs/07a_app.session.ipynb #463bfc41
+@patch
 def start(self: TrainingSession) -> TrainingSession:
     "Record the run, build the trainer and train in a background thread; returns the session."
     if self.trainer is not None: raise WorkbenchError(f"session {self.run_id} has already started; make a new TrainingSession")
@@ -170,9 +171,8 @@ def start(self: TrainingSession) -> TrainingSession:
     self._thread.start()
     return self
 
-TrainingSession.start = start
-
 # %% ../../nbs/07a_app.session.ipynb #1bdd754a
+@patch
 def _on_event(self: TrainingSession, e: Event) -> None:
     "File one trainer event into the history, the log and the read-only parameters."
     d = e.data
@@ -207,19 +207,23 @@ def _on_event(self: TrainingSession, e: Event) -> None:
         self._note(e.step, e.kind, f"{e.kind}: {d}")
         self._set()
 
-TrainingSession._on_event = _on_event
-
 # %% ../../nbs/07a_app.session.ipynb #17c3933f
+@patch
 def _controls(self: TrainingSession):
     if self.trainer is None: raise WorkbenchError("the session has not started: call start() first")
     if not self.running: raise WorkbenchError(f"run {self.run_id} is {self.status}: there is nothing to control")
     return self.trainer.controls
 
+@patch
 def pause(self: TrainingSession, source: str = "code"): self._controls().pause(source)
+@patch
 def resume(self: TrainingSession, source: str = "code"): self._controls().resume(source)
+@patch
 def stop(self: TrainingSession, source: str = "code"): self._controls().stop(source)
+@patch
 def checkpoint(self: TrainingSession, source: str = "code"): self._controls().checkpoint(source)
 
+@patch
 def set_hparams(self: TrainingSession, source: str = "code", **hparams) -> None:
     "Change live hyperparameters: queued for the running trainer, or folded into the config before start."
     bad = sorted(set(hparams) - set(LIVE_KNOBS))
@@ -230,17 +234,15 @@ def set_hparams(self: TrainingSession, source: str = "code", **hparams) -> None:
         TrainConfig.from_dict({**self.config.flat(), **hparams})   # validate before queueing
         self._controls().set(source=source, **hparams)
 
+@patch
 def _on_knob(self: TrainingSession, *events):
     if self._syncing: return
     changes = {e.name: e.new for e in events}
     if self.trainer is None: self.config = self.config.replace(**changes)
     elif self.running: self._controls().set(source="code", **changes)   # (views call set_hparams with their source)
 
-TrainingSession._controls, TrainingSession._on_knob = _controls, _on_knob
-TrainingSession.pause, TrainingSession.resume, TrainingSession.stop = pause, resume, stop
-TrainingSession.checkpoint, TrainingSession.set_hparams = checkpoint, set_hparams
-
 # %% ../../nbs/07a_app.session.ipynb #1aca2d53
+@patch
 def wait(self: TrainingSession, timeout: Optional[float] = None) -> Optional[dict]:
     "Wait for the training thread to end; returns the run's summary (raises what the run raised)."
     if self._thread is None: raise WorkbenchError("the session has not started: call start() first")
@@ -249,10 +251,9 @@ def wait(self: TrainingSession, timeout: Optional[float] = None) -> Optional[dic
     if self.exception is not None: raise self.exception
     return self.summary
 
+@patch
 def close(self: TrainingSession, timeout: float = 60.0) -> None:
     "Stop the run if it is training (it saves a checkpoint) and wait for it to end."
     if self.running:
         self.stop(source="close")
         self._thread.join(timeout)
-
-TrainingSession.wait, TrainingSession.close = wait, close
