@@ -4,7 +4,7 @@
 
 # %% ../../nbs/01b_env.make.ipynb #f7b1141b
 from __future__ import annotations
-import difflib, functools, importlib.util, os
+import difflib, functools, importlib, importlib.util, os, sys
 from dataclasses import dataclass
 from typing import Callable, Literal, Optional, Union
 
@@ -19,8 +19,8 @@ pufferlib = import_pufferlib()   # from a scratch folder (see `workbench.deps`);
 
 # %% auto #0
 __all__ = ['pufferlib', 'ENV_REGISTRY', 'PUFFER_TIME_LIMITS', 'Backend', 'GymnasiumEnv', 'make_gymnasium', 'EnvEntry',
-           'register_env', 'puffer_env_names', 'gym_env_ids', 'resolve_env', 'TimeLimitFlags', 'EnvConfig', 'make_env',
-           'describe_space', 'describe_spaces', 'is_continuous']
+           'register_env', 'puffer_env_names', 'gym_env_ids', 'import_user_module', 'resolve_env', 'TimeLimitFlags',
+           'EnvConfig', 'make_env', 'describe_space', 'describe_spaces', 'is_continuous']
 
 # %% ../../nbs/01b_env.make.ipynb #c0696bf1
 class GymnasiumEnv(pufferlib.emulation.GymnasiumPufferEnv):
@@ -80,6 +80,16 @@ def _unknown(kind: str, name: str, known: list[str]) -> EnvError:
     hint = f" (did you mean {', '.join(close)}?)" if close else " (run `workbench envs` to list them)"
     return EnvError(f"unknown env '{kind}{name}'{hint}")
 
+def import_user_module(module: str, spec: EnvSpec):
+    "Import the module a spec names: an installed package, one on PYTHONPATH, or a file in the current folder."
+    if os.getcwd() not in sys.path and "" not in sys.path: sys.path.append(os.getcwd())   # as `python -m` would
+    try: return importlib.import_module(module)
+    except ModuleNotFoundError as e:
+        if e.name is None or not module.startswith(e.name):   # the module exists but one of its imports is missing
+            raise EnvError(f"env spec {str(spec)!r}: importing {module!r} failed: {e}") from None
+        raise EnvError(f"env spec {str(spec)!r}: no module named {module!r} (installed, on PYTHONPATH or in "
+                       f"the current folder {os.getcwd()})") from None
+
 def resolve_env(spec: Union[str, EnvSpec]) -> tuple[str, Callable, bool]:
     "Spec -> (source, creator, vectorised natively): source is 'puffer', 'gym' or 'native' (the options aside)."
     spec = parse_spec(spec)
@@ -89,7 +99,9 @@ def resolve_env(spec: Union[str, EnvSpec]) -> tuple[str, Callable, bool]:
         from pufferlib.ocean import environment
         return spec.source, environment.env_creator(f"puffer_{name}"), True
     if spec.source == "gym":
-        if name not in gymnasium.envs.registry: raise _unknown("gym:", name, gym_env_ids())
+        module, _, env_id = name.rpartition(":")
+        if module: import_user_module(module, spec)   # it registers its envs with `gymnasium.register`
+        if env_id not in gymnasium.envs.registry: raise _unknown("gym:", name, gym_env_ids())
         return spec.source, functools.partial(make_gymnasium, name), False
     if name not in ENV_REGISTRY: raise _unknown("", name, sorted(ENV_REGISTRY))
     return spec.source, ENV_REGISTRY[name].creator, True
