@@ -119,7 +119,8 @@ def _other_spaces_checkpoint(tmp_path):
 BAD_TRAIN = [
     (["--env", "gym:NoSuchEnv-v0"], "unknown env 'gym:NoSuchEnv-v0'"),
     (["--env", "puffer:nosuch"], "unknown env 'puffer:nosuch'"),
-    (["--env", "atari:pong"], "unknown env source 'atari'"),
+    (["--env", "atari:pong"], "no module named 'atari'"),
+    (["--env", "my-envs:make"], "unknown env source 'my-envs'"),
     (["--learning-rate", "-3e-4"], "learning_rate must be positive"),
     (["--learning-rate", "0"], "learning_rate must be positive"),
     (["--learning-rate", "fast"], "config key 'learning_rate' expects float, got 'fast'"),

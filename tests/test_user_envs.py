@@ -34,6 +34,13 @@ class Reach1D(gym.Env):
 
 
 gym.register("Reach1D-v0", entry_point=Reach1D)
+
+
+def make(length=10):
+    "A creator: any callable returning one Gymnasium env (its options come after '?' in the spec)."
+    env = Reach1D()
+    env.length = length
+    return env
 """
 
 
@@ -51,6 +58,30 @@ def test_gymnasium_env_from_the_users_module_trains_and_evaluates(tmp_path):
     ev = run(["eval", summary["run_dir"], "--episodes", "10", "--json"], tmp_path)
     result = json.loads(ev.stdout.strip().splitlines()[-1])
     assert result["env"] == "gym:reach1d:Reach1D-v0" and result["episodes"] == 10 and result["mean_return"] > 0.5
+
+
+def test_a_callable_in_the_users_module_is_an_env_spec(tmp_path):
+    (tmp_path / "reach1d.py").write_text(REACH)
+    for spec in ("reach1d:make?length=10", "reach1d:Reach1D"):
+        args = [
+            "--env",
+            spec,
+            "--total-timesteps",
+            "2048",
+            "--eval-every",
+            "0",
+            "--quiet",
+            "--json",
+            "--runs-dir",
+            "runs",
+        ]
+        summary = json.loads(run(["train", *args], tmp_path).stdout.strip().splitlines()[-1])
+        ev = json.loads(
+            run(["eval", summary["run_dir"], "--episodes", "4", "--json"], tmp_path).stdout.splitlines()[-1]
+        )
+        assert (summary["status"], ev["env"], ev["episodes"]) == ("finished", spec, 4)
+    out = run(["train", "--env", "reach1d:nothing", "--runs-dir", "runs2"], tmp_path, code=2)
+    assert "module 'reach1d' has no callable 'nothing'" in out.stderr and not (tmp_path / "runs2").exists()
 
 
 def test_a_spec_naming_a_missing_module_is_one_line_and_writes_nothing(tmp_path):

@@ -4,7 +4,7 @@
 
 # %% ../../nbs/01b_env.make.ipynb #f7b1141b
 from __future__ import annotations
-import difflib, functools, importlib, importlib.util, os, sys
+import difflib, functools, importlib, importlib.util, inspect, os, sys
 from dataclasses import dataclass
 from typing import Callable, Literal, Optional, Union
 
@@ -19,8 +19,9 @@ pufferlib = import_pufferlib()   # from a scratch folder (see `workbench.deps`);
 
 # %% auto #0
 __all__ = ['pufferlib', 'ENV_REGISTRY', 'PUFFER_TIME_LIMITS', 'Backend', 'GymnasiumEnv', 'make_gymnasium', 'EnvEntry',
-           'register_env', 'puffer_env_names', 'gym_env_ids', 'import_user_module', 'resolve_env', 'TimeLimitFlags',
-           'EnvConfig', 'make_env', 'describe_space', 'describe_spaces', 'is_continuous']
+           'register_env', 'puffer_env_names', 'gym_env_ids', 'import_user_module', 'user_creator', 'builds_vector',
+           'make_from_creator', 'resolve_env', 'TimeLimitFlags', 'EnvConfig', 'make_env', 'describe_space',
+           'describe_spaces', 'is_continuous']
 
 # %% ../../nbs/01b_env.make.ipynb #c0696bf1
 class GymnasiumEnv(pufferlib.emulation.GymnasiumPufferEnv):
@@ -90,6 +91,23 @@ def import_user_module(module: str, spec: EnvSpec):
         raise EnvError(f"env spec {str(spec)!r}: no module named {module!r} (installed, on PYTHONPATH or in "
                        f"the current folder {os.getcwd()})") from None
 
+def user_creator(path: str, spec: Optional[EnvSpec] = None) -> Callable:
+    "The callable `module:name` names, imported (see `import_user_module`)."
+    module, _, attr = path.partition(":")
+    creator = getattr(import_user_module(module, spec or parse_spec(path)), attr, None)
+    if not callable(creator): raise EnvError(f"env spec {str(spec or path)!r}: module {module!r} has no callable {attr!r}")
+    return creator
+
+def builds_vector(creator: Callable) -> bool:
+    "A `pufferlib.PufferEnv` class, or a function taking `num_envs`, builds many agents at once; anything else one env."
+    if isinstance(creator, type): return issubclass(creator, pufferlib.PufferEnv)
+    try: return "num_envs" in inspect.signature(creator).parameters
+    except (TypeError, ValueError): return False
+
+def make_from_creator(path: str, buf=None, seed: int = 0, env_seed: Optional[int] = None, **kwargs) -> GymnasiumEnv:
+    "Creator for `<module>:<callable>` returning one Gymnasium env (module level, so worker processes can unpickle it)."
+    return GymnasiumEnv(env_creator=user_creator(path), env_args=[], env_kwargs=kwargs, buf=buf, seed=seed, env_seed=env_seed)
+
 def resolve_env(spec: Union[str, EnvSpec]) -> tuple[str, Callable, bool]:
     "Spec -> (source, creator, vectorised natively): source is 'puffer', 'gym' or 'native' (the options aside)."
     spec = parse_spec(spec)
@@ -103,6 +121,10 @@ def resolve_env(spec: Union[str, EnvSpec]) -> tuple[str, Callable, bool]:
         if module: import_user_module(module, spec)   # it registers its envs with `gymnasium.register`
         if env_id not in gymnasium.envs.registry: raise _unknown("gym:", name, gym_env_ids())
         return spec.source, functools.partial(make_gymnasium, name), False
+    if spec.source == "python":
+        creator = user_creator(name, spec)
+        if builds_vector(creator): return spec.source, creator, True
+        return spec.source, functools.partial(make_from_creator, name), False
     if name not in ENV_REGISTRY: raise _unknown("", name, sorted(ENV_REGISTRY))
     return spec.source, ENV_REGISTRY[name].creator, True
 

@@ -15,7 +15,7 @@ from ..core import EnvError
 __all__ = ['SOURCES', 'EnvSpec', 'parse_spec', 'with_options']
 
 # %% ../../nbs/01a_env.spec.ipynb #2628555a
-SOURCES = ("puffer", "gym", "native")
+SOURCES = ("puffer", "gym", "native", "python")   # python: `<module>:<callable>`, your own code
 
 def _option_value(text: str):
     "'2' -> 2, 'true' -> True, 'AAPL,IBM' -> ['AAPL', 'IBM']; anything else stays text."
@@ -40,7 +40,7 @@ class EnvSpec:
     @property
     def base(self) -> str:
         "The spec without its options: 'puffer:cartpole', 'gym:CartPole-v1', 'trading'."
-        return self.name if self.source == "native" else f"{self.source}:{self.name}"
+        return self.name if self.source in ("native", "python") else f"{self.source}:{self.name}"
     def __str__(self) -> str:
         return self.base + ("?" + "&".join(f"{k}={_option_text(v)}" for k, v in self.options) if self.options else "")
     def with_options(self, **options) -> "EnvSpec":
@@ -49,14 +49,17 @@ class EnvSpec:
         return EnvSpec(self.source, self.name, tuple(merged.items()))
 
 def parse_spec(spec: Union[str, EnvSpec]) -> EnvSpec:
-    "Parse 'puffer:<name>', 'gym:<id>' or '<native name>', with options after '?': 'trading?symbols=AAPL,IBM&cost_bps=2'."
+    "Parse 'puffer:<name>', 'gym:<id>', '<module>:<callable>' or '<native name>', with options after '?'."
     if isinstance(spec, EnvSpec): return spec
     if not isinstance(spec, str) or not spec.strip(): raise EnvError(f"env spec must be a non-empty string, got {spec!r}")
     base, sep, query = spec.strip().partition("?")
     source, colon, name = base.partition(":")
     if not colon: source, name = "native", base
+    elif source not in ("puffer", "gym") and name.isidentifier() and all(p.isidentifier() for p in source.split(".")):
+        source, name = "python", base   # your module and the callable in it that builds the env
     if source not in SOURCES or not name:
-        raise EnvError(f"unknown env source {source!r} in spec {spec!r}: use puffer:<name>, gym:<id> or a native name")
+        raise EnvError(f"unknown env source {source!r} in spec {spec!r}: "
+                       "use puffer:<name>, gym:<id>, <module>:<callable> or a native name")
     options = []
     for part in query.split("&") if sep else []:
         if not part: continue
