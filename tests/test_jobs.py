@@ -91,7 +91,9 @@ def test_run_streams_progress_while_running(train_job):
     _, _, lines, ended = train_job
     progress = [t for t, line in lines if line.startswith("step ") and "steps/s" in line]
     assert progress, "no progress lines"
-    assert ended - progress[0] > 3, "progress arrived only at the end"
+    # Buffered output would arrive all at once, when the kernel exits; streamed progress comes well before the end
+    # (the final evaluation and the report still have to run after it).
+    assert ended - progress[0] > 1, "progress arrived only at the end"
 
 
 def test_unknown_parameter_fails_before_anything_runs(tmp_path):
