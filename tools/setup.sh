@@ -86,4 +86,4 @@ say "installing workbench and its dependencies"
 
 lab_settings
 echo "$want" > "$STAMP"
-say "done: $("$VENV/bin/python" -c 'import torch, pufferlib; print("torch", torch.__version__, "pufferlib", pufferlib.__version__)')"
+say "done: $("$VENV/bin/python" -W ignore::FutureWarning -c 'import torch, pufferlib; print("torch", torch.__version__, "pufferlib", pufferlib.__version__)')"

@@ -100,13 +100,13 @@ def load_policy(checkpoint: str, env: Optional[str] = None, device: str = "cpu")
     "Policy and config from a checkpoint; with `env`, check the checkpoint fits that env's spaces."
     from workbench.train.checkpoint import find_checkpoint, load_checkpoint
     from workbench.train.config import TrainConfig
-    from workbench.env.make import make_env, describe_spaces
+    from workbench.env.make import agents_per_env, make_env, describe_spaces
     from workbench.policy import make_policy
     path = find_checkpoint(checkpoint)
     state = load_checkpoint(path)
     cfg = TrainConfig.from_dict(state["config"])
     spec = env or cfg.env.env
-    vecenv = make_env(spec, num_envs=1)
+    vecenv = make_env(spec, num_envs=agents_per_env(spec))   # one env (of all its agents, for multi-agent envs)
     try:
         spaces = describe_spaces(vecenv)
         if spaces != state["spaces"]:
@@ -140,6 +140,7 @@ def cmd_eval(args) -> int:
         for name, r in (("greedy", greedy), ("stochastic", stochastic)):
             print(f"{name:>10}: mean return {r['mean_return']:.1f} ± {r['std_return']:.1f} over {r['episodes']} episodes "
                   f"(95% CI {r['ci95'][0]:.1f} to {r['ci95'][1]:.1f}; min {r['min_return']:.1f}, max {r['max_return']:.1f})")
+            if r.get("agents"): print(" " * 12 + "per agent: " + ", ".join(f"{n} {v:.1f}" for n, v in r["agents"].items()))
     return 0
 
 def eval_trading(args, policy, spec: str, path, device: str) -> int:
@@ -157,13 +158,19 @@ def eval_trading(args, policy, spec: str, path, device: str) -> int:
 def cmd_envs(args) -> int:
     "List the env specs this install can build."
     from workbench.env.make import ENV_REGISTRY, puffer_env_names, gym_env_ids
+    from workbench.env.user import ENTRY_POINT_GROUP, entry_point_envs
     listing = {"native": {k: v.description for k, v in sorted(ENV_REGISTRY.items())},
+               "installed": dict(sorted(entry_point_envs().items())),
                "puffer": [f"puffer:{n}" for n in puffer_env_names()],
                "gym": [f"gym:{n}" for n in gym_env_ids()]}
     if args.json: print(json.dumps(listing)); return 0
     print("native envs (workbench):")
     for k, d in listing["native"].items(): print(f"  {k:24s} {d}")
     if not listing["native"]: print("  (none registered yet)")
+    print(f"envs of installed packages (entry points '{ENTRY_POINT_GROUP}'):")
+    for k, target in listing["installed"].items(): print(f"  {k:24s} {target}")
+    if not listing["installed"]: print("  (none)")
+    print("your own: <module>:<callable> (a function or class in your module; options after '?')")
     print(f"PufferLib Ocean envs ({len(listing['puffer'])}):")
     print("  " + "  ".join(listing["puffer"]))
     print(f"Gymnasium envs ({len(listing['gym'])}; any registered id works as gym:<id>):")

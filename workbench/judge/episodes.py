@@ -11,17 +11,19 @@ from typing import Callable, Optional
 import numpy as np
 import torch
 
-from ..env.make import is_continuous, make_env
+from ..env.make import agents_per_env, is_continuous, make_env
+from ..runs.events import Metric
 
 # %% auto #0
-__all__ = ['play_episodes', 'evaluate_policy']
+__all__ = ['play_episodes', 'evaluate_policy', 'per_agent', 'episode_stats']
 
 # %% ../../nbs/04a_judge.episodes.ipynb #3de0a3a1
 @torch.no_grad()
 def play_episodes(policy, vecenv, episodes: int, greedy: bool = True, device="cpu", max_steps: int = 200_000,
                   seed: Optional[int] = None, on_step: Optional[Callable[[np.ndarray], None]] = None) -> dict:
-    "Play `policy` on `vecenv` until each env has finished its share of `episodes`; their returns and lengths."
-    n = vecenv.num_envs
+    """Play `policy` on `vecenv` until each agent has finished its share of `episodes`; their returns, lengths and
+    the agent (its place in its env: 0 for single-agent envs) each came from."""
+    n, group = vecenv.num_envs, getattr(vecenv, "env_agents", 1)
     quota = np.full(n, episodes // n); quota[: episodes % n] += 1
     space = vecenv.single_action_space
     clip = is_continuous(space)   # the policy's Gaussian samples may leave the Box
@@ -31,33 +33,39 @@ def play_episodes(policy, vecenv, episodes: int, greedy: bool = True, device="cp
         obs = vecenv.recv()[0]
         state = policy.initial_state(n, device)
         ret, length, done_count = np.zeros(n), np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
-        returns, lengths, finished = [], [], False
+        returns, lengths, agents, finished = [], [], [], False
         for _ in range(max_steps):
             if (done_count >= quota).all(): finished = True; break
             action, state = policy.act(torch.as_tensor(obs).to(device), state, greedy=greedy)
             a = action.cpu().numpy()
             if clip: a = np.clip(a, space.low, space.high)
             vecenv.send(a)
-            obs, rewards, terminals, truncations = vecenv.recv()[:4]
+            obs, rewards, terminals, truncations, _, _, masks = vecenv.recv()
             if on_step is not None: on_step(done_count < quota)
-            ret += rewards; length += 1
+            ret += rewards; length += masks   # an agent out of a multi-agent episode waits, masked, for its end
             done = np.logical_or(terminals, truncations)
-            for i in np.flatnonzero(done):
-                if done_count[i] < quota[i]: returns.append(float(ret[i])); lengths.append(int(length[i]))
+            for i in np.flatnonzero(done & masks):
+                if done_count[i] < quota[i]:
+                    returns.append(float(ret[i])); lengths.append(int(length[i])); agents.append(i % group)
                 done_count[i] += 1
             ret[done] = 0; length[done] = 0
             if state is not None:
                 state = policy.reset_state(state, torch.as_tensor(done, dtype=torch.float32, device=device))
     finally:
         policy.train(was_training)
-    return {"returns": returns, "lengths": lengths, "finished": finished}
+    return {"returns": returns, "lengths": lengths, "agents": agents, "finished": finished}
 
 # %% ../../nbs/04a_judge.episodes.ipynb #423fb885
 def evaluate_policy(policy, env_spec: str, episodes: int = 100, greedy: bool = True, seed: int = 1_000_003,
                     num_envs: Optional[int] = None, device="cpu", max_env_steps: int = 200_000) -> dict:
-    "Run `episodes` episodes of `policy` on `env_spec`; return mean/std/CI of the returns."
+    """Run `episodes` episodes of `policy` on `env_spec` (counted per agent: a two-agent env gives two per episode);
+    return mean/std/CI of the returns, and each agent's mean return for a multi-agent env."""
     if episodes < 1: raise ConfigError(f"episodes must be at least 1, got {episodes}")
-    vecenv = make_env(env_spec, num_envs=num_envs or min(episodes, 16), seed=seed)
+    if num_envs is None:   # up to 16 agents, whole envs of them
+        group = agents_per_env(env_spec)
+        num_envs = -(-min(episodes, 16) // group) * group
+    vecenv = make_env(env_spec, num_envs=num_envs, seed=seed)
+    names = vecenv.agent_names
     try: played = play_episodes(policy, vecenv, episodes, greedy, device, max_env_steps, seed)
     finally: vecenv.close()
     if not played["finished"]:
@@ -69,4 +77,17 @@ def evaluate_policy(policy, env_spec: str, episodes: int = 100, greedy: bool = T
     half = 1.96 * std / math.sqrt(len(r))
     return {"mean_return": float(r.mean()), "std_return": std, "min_return": float(r.min()),
             "max_return": float(r.max()), "ci95": [float(r.mean() - half), float(r.mean() + half)],
-            "episodes": len(r), "mean_length": float(np.mean(lengths)), "greedy": greedy, "returns": returns}
+            "episodes": len(r), "mean_length": float(np.mean(lengths)), "greedy": greedy, "returns": returns,
+            **({"agents": per_agent(r, np.array(played["agents"]), names)} if len(names) > 1 else {})}
+
+def per_agent(returns: np.ndarray, agents: np.ndarray, names: list[str]) -> dict:
+    "Mean return of each agent of a multi-agent env (by its name), over the episodes it finished."
+    return {name: float(returns[agents == k].mean()) for k, name in enumerate(names) if (agents == k).any()}
+
+def episode_stats(finished: list[tuple], names: list[str]) -> dict:
+    "Training metrics of the episodes a rollout finished, each (return, length, agent); per agent for multi-agent envs."
+    rets, agents = np.array([f[0] for f in finished]), np.array([f[2] for f in finished])
+    stats = {Metric.RETURN: float(rets.mean()), Metric.RETURN_MIN: float(rets.min()), Metric.RETURN_MAX: float(rets.max()),
+             Metric.LENGTH: float(np.mean([f[1] for f in finished])), Metric.EPISODES: len(finished)}
+    if len(names) > 1: stats.update({f"agent/{n}/episodic_return": r for n, r in per_agent(rets, agents, names).items()})
+    return stats

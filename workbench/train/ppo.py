@@ -15,7 +15,7 @@ from ..policy import make_policy
 from .config import LIVE_HPARAMS, TrainConfig
 from ..runs.events import Controls, EventBus, Kind, Metric
 from .checkpoint import CheckpointManager, rng_state, set_rng_state
-from ..judge.episodes import evaluate_policy
+from ..judge.episodes import episode_stats, evaluate_policy
 
 # %% auto #0
 __all__ = ['compute_gae', 'RolloutBuffer', 'PPOStats', 'ppo_loss', 'PPOTrainer']
@@ -155,7 +155,7 @@ class PPOTrainer:
             if self.continuous: a = np.clip(a, self.action_low, self.action_high)
             t1 = time.perf_counter()
             self.vecenv.send(a)
-            self.next_obs, rewards, terminals, truncations, infos = self.vecenv.recv()[:5]
+            self.next_obs, rewards, terminals, truncations, infos, _, masks = self.vecenv.recv()
             t2 = time.perf_counter()
             done = terminals | truncations
             b.rewards[t] = torch.from_numpy(rewards).to(self.device, non_blocking=True)
@@ -163,7 +163,8 @@ class PPOTrainer:
             b.dones[t] = self.next_start = done_t
             self.ep_return += rewards; self.ep_length += 1
             if done.any():
-                for i in np.flatnonzero(done): finished.append((self.ep_return[i], self.ep_length[i]))
+                for i in np.flatnonzero(done & masks):   # an agent out of a multi-agent episode waits, masked
+                    finished.append((self.ep_return[i], self.ep_length[i], i % self.vecenv.env_agents))
                 self.ep_return[done] = 0; self.ep_length[done] = 0
                 if self.state is not None: self.state = policy.reset_state(self.state, done_t)
             for info in infos:
@@ -173,13 +174,9 @@ class PPOTrainer:
             forward_time += t1 - t0; env_time += t2 - t1
         self.global_step += T * self.cfg.env.num_envs * self.accelerator.num_processes
         self.episodes += len(finished)
-        for ret, _ in finished: self.recent_returns.append(float(ret))
+        for ret, *_ in finished: self.recent_returns.append(float(ret))
         stats = {"perf/env_time": env_time, "perf/forward_time": forward_time}
-        if finished:
-            rets = np.array([f[0] for f in finished])
-            stats.update({Metric.RETURN: float(rets.mean()), Metric.RETURN_MIN: float(rets.min()),
-                          Metric.RETURN_MAX: float(rets.max()), Metric.LENGTH: float(np.mean([f[1] for f in finished])),
-                          Metric.EPISODES: len(finished)})
+        if finished: stats.update(episode_stats(finished, self.vecenv.agent_names))
         stats.update({f"env/{k}": info_sums[k] / info_counts[k] for k in info_sums})
         return stats
 
