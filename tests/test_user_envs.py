@@ -198,6 +198,10 @@ def test_a_pettingzoo_env_trains_and_evaluates_with_default_settings(tmp_path):
     from workbench.runs.store import RunStore
 
     run_id = os.path.basename(summary["run_dir"])
+    run(
+        ["export", summary["run_dir"], "--onnx", "tworeach.onnx"], tmp_path
+    )  # rebuilds the env from the spec it recorded
+    assert (tmp_path / "tworeach.onnx").stat().st_size > 0
     assert RunStore(tmp_path / "runs").metrics(run_id, "agent/walker_1/episodic_return"), "no per-agent statistics"
 
 
@@ -288,6 +292,10 @@ class TwoButtons(gym.Env):
 
 def not_an_env():
     return 42
+
+
+def vec_but_gym(num_envs=1, buf=None, seed=0):
+    return gym.make("CartPole-v1")
 """
 
 MISTAKES = [
@@ -296,6 +304,10 @@ MISTAKES = [
     ("gym:reach1d:Reach1D-v0?size=3", "unknown option 'size' (Reach1D takes no options)"),
     ("mistakes:TwoButtons", "action space Tuple(Discrete(2), Discrete(2)) is not supported"),
     ("mistakes:not_an_env", "returned int, not a Gymnasium env, a PettingZoo env or a PufferEnv"),
+    (
+        "mistakes:vec_but_gym",
+        "a creator taking num_envs must return a pufferlib.PufferEnv of num_envs agents, not TimeLimit",
+    ),
 ]
 
 

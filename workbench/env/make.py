@@ -15,7 +15,7 @@ from ..core import EnvError, ConfigError
 from ..deps import import_pufferlib
 from .spec import EnvSpec, parse_spec
 from .user import (builds_vector, check_options, entry_point_envs, import_user_module, make_single,
-                                user_creator)
+                                user_creator, vector_creator)
 
 pufferlib = import_pufferlib()   # from a scratch folder (see `workbench.deps`); its `emulation` and `vector` are loaded
 
@@ -91,12 +91,12 @@ def resolve_env(spec: Union[str, EnvSpec]) -> tuple[str, Callable, bool]:
         path = name if spec.source == "python" else entry_point_envs()[name]
         creator = user_creator(path, spec)
         check_options(creator, options, spec)
-        if builds_vector(creator): return spec.source, creator, True
+        if builds_vector(creator): return spec.source, vector_creator(creator, where), True
         return spec.source, functools.partial(make_single, path, where=where), False   # by path: workers re-import it
     if name not in ENV_REGISTRY: raise _unknown("", name, sorted({*ENV_REGISTRY, *entry_point_envs()}))
     entry = ENV_REGISTRY[name]
     check_options(entry.creator, options, spec)
-    if entry.vector: return spec.source, entry.creator, True
+    if entry.vector: return spec.source, vector_creator(entry.creator, where), True
     return spec.source, functools.partial(make_single, entry.creator, where=where), False
 
 # %% ../../nbs/01c_env.make.ipynb #469c848e

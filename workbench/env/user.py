@@ -4,7 +4,7 @@
 
 # %% ../../nbs/01b_env.user.ipynb #23f7c2a0
 from __future__ import annotations
-import importlib, importlib.metadata, inspect, os, sys
+import functools, importlib, importlib.metadata, inspect, os, sys
 from typing import Callable, Optional
 
 import gymnasium
@@ -17,8 +17,8 @@ pufferlib = import_pufferlib()
 
 # %% auto #0
 __all__ = ['pufferlib', 'ENTRY_POINT_GROUP', 'VECTOR_ARGS', 'ACTION_SPACES', 'import_user_module', 'user_creator',
-           'entry_point_envs', 'builds_vector', 'check_options', 'check_action_space', 'GymnasiumEnv', 'PettingZooEnv',
-           'as_puffer_env', 'make_single']
+           'entry_point_envs', 'builds_vector', 'vector_creator', 'check_options', 'check_action_space', 'GymnasiumEnv',
+           'PettingZooEnv', 'as_puffer_env', 'make_single']
 
 # %% ../../nbs/01b_env.user.ipynb #4a7afb6b
 ENTRY_POINT_GROUP = "workbench.envs"
@@ -52,6 +52,22 @@ def builds_vector(creator: Callable) -> bool:
     if isinstance(creator, type) and issubclass(creator, pufferlib.PufferEnv): return True
     try: return "num_envs" in inspect.signature(creator).parameters
     except (TypeError, ValueError): return False
+
+def vector_creator(creator: Callable, where: str = "env") -> Callable:
+    "`creator` of many agents at once, checked: it takes `buf` and `seed` too, and returns a PufferEnv."
+    try: params = inspect.signature(creator).parameters
+    except (TypeError, ValueError): params = {}
+    if params and not any(p.kind is p.VAR_KEYWORD for p in params.values()) and not {"buf", "seed"} <= set(params):
+        raise EnvError(f"{where}: a creator taking num_envs builds that many agents at once, and must take buf and seed "
+                       "too (PufferLib's buffers); drop num_envs to return one Gymnasium or PettingZoo env instead")
+    return functools.partial(_checked_vector, creator, where)
+
+def _checked_vector(creator, where, *args, **kwargs):
+    env = creator(*args, **kwargs)
+    if not isinstance(env, pufferlib.PufferEnv):
+        raise EnvError(f"{where}: a creator taking num_envs must return a pufferlib.PufferEnv of num_envs agents, not "
+                       f"{type(env).__name__}; drop num_envs to return one Gymnasium or PettingZoo env instead")
+    return env
 
 def check_options(creator: Callable, options: dict, spec, skip=VECTOR_ARGS) -> None:
     "Fail, naming the option and what `creator` takes, if `options` has a keyword `creator` does not accept."
