@@ -17,8 +17,8 @@ pufferlib = import_pufferlib()
 
 # %% auto #0
 __all__ = ['pufferlib', 'ENTRY_POINT_GROUP', 'VECTOR_ARGS', 'ACTION_SPACES', 'import_user_module', 'user_creator',
-           'entry_point_envs', 'builds_vector', 'vector_creator', 'check_options', 'check_action_space', 'GymnasiumEnv',
-           'PettingZooEnv', 'as_puffer_env', 'make_single']
+           'entry_point_envs', 'builds_vector', 'vector_creator', 'check_options', 'check_action_space',
+           'SeededAutoReset', 'GymnasiumEnv', 'PettingZooEnv', 'as_puffer_env', 'make_single']
 
 # %% ../../nbs/01b_env.user.ipynb #4a7afb6b
 ENTRY_POINT_GROUP = "workbench.envs"
@@ -88,12 +88,9 @@ def check_action_space(space, where: str) -> None:
     if not isinstance(space, ACTION_SPACES):
         raise EnvError(f"{where}: action space {space} is not supported (use Discrete, MultiDiscrete or Box)")
 
-class GymnasiumEnv(pufferlib.emulation.GymnasiumPufferEnv):
-    "A Gymnasium env in PufferLib's buffers, seeded by its index, auto-reset within the step that ends an episode."
-    def __init__(self, *args, env_seed: Optional[int] = None, where: str = "env", **kwargs):
-        super().__init__(*args, **kwargs)
-        check_action_space(self.env.action_space, where)
-        self.env_seed = env_seed
+class SeededAutoReset:
+    "For PufferLib's emulated envs: seeded by `env_seed` at the first reset, and reset by the step that ends an episode."
+    env_seed: Optional[int] = None
     def reset(self, seed=None):
         # Our own per-env seed wins over the one the vector backend derives: Serial and
         # Multiprocessing derive different seeds for the same env index, we want identical runs.
@@ -101,29 +98,26 @@ class GymnasiumEnv(pufferlib.emulation.GymnasiumPufferEnv):
         return super().reset(seed)
     def step(self, action):
         out = super().step(action)
-        if self.done:
-            reward, terminal, truncation = self.rewards[0], self.terminals[0], self.truncations[0]
-            self.reset()  # later episodes draw from the env's own generator, seeded at the first reset
-            self.rewards[0], self.terminals[0], self.truncations[0] = reward, terminal, truncation
+        if self.done:   # keep what the last step reported; later episodes draw from the env's own generator
+            kept = [a.copy() for a in (self.rewards, self.terminals, self.truncations, self.masks)]
+            self.reset()
+            self.rewards[:], self.terminals[:], self.truncations[:], self.masks[:] = kept
         return out
 
+class GymnasiumEnv(SeededAutoReset, pufferlib.emulation.GymnasiumPufferEnv):
+    "A Gymnasium env in PufferLib's buffers, seeded by its index, auto-reset within the step that ends an episode."
+    def __init__(self, *args, env_seed: Optional[int] = None, where: str = "env", **kwargs):
+        super().__init__(*args, **kwargs)
+        check_action_space(self.env.action_space, where)
+        self.env_seed = env_seed
+
 # %% ../../nbs/01b_env.user.ipynb #a5efa2a9
-class PettingZooEnv(pufferlib.emulation.PettingZooPufferEnv):
+class PettingZooEnv(SeededAutoReset, pufferlib.emulation.PettingZooPufferEnv):
     "A PettingZoo Parallel env in PufferLib's buffers (a row per agent), seeded by its index, auto-reset in the last step."
     def __init__(self, *args, env_seed: Optional[int] = None, where: str = "env", **kwargs):
         super().__init__(*args, **kwargs)
         check_action_space(self.env_single_action_space, where)
         self.env_seed = env_seed
-    def reset(self, seed=None):
-        if self.env_seed is not None: seed, self.env_seed = self.env_seed, None
-        return super().reset(seed)
-    def step(self, actions):
-        out = super().step(actions)
-        if self.done:
-            kept = [a.copy() for a in (self.rewards, self.terminals, self.truncations, self.masks)]
-            self.reset()
-            self.rewards[:], self.terminals[:], self.truncations[:], self.masks[:] = kept
-        return out
 
 def as_puffer_env(env, buf=None, seed: int = 0, env_seed: Optional[int] = None, where: str = "env"):
     "`env` (Gymnasium, PettingZoo Parallel or AEC) in PufferLib's buffers, its spaces checked."
