@@ -306,3 +306,59 @@ def test_fallback_note_shows_when_the_dashboard_cannot_render(tmp_path):
         wait_for(note.is_visible, timeout=10, what="the note to appear")
         assert "did not load" in note.inner_text() and "setup_notebook()" in note.inner_text()
     assert blocked == []
+
+
+def test_your_own_env_tutorial_in_jupyterlab(tmp_path):
+    """The env tutorial run cell by cell in a real JupyterLab: it writes a module, trains it from the notebook, the
+    command line and a job, evaluates it, and shows the one-line errors; nothing from beyond loopback."""
+    (tmp_path / "experiments").mkdir()
+    (tmp_path / "experiments" / "train.ipynb").write_text((ROOT / "nbs" / "experiments" / "train.ipynb").read_text())
+    (tmp_path / "env_tutorial.ipynb").write_text((ROOT / "nbs" / "tutorial.your_own_env.ipynb").read_text())
+    server = Lab(tmp_path)
+    try:
+        with loopback_only_page() as (page, blocked):
+            page.goto(f"{server.base}/lab/tree/env_tutorial.ipynb?token={server.token}")
+            cells = page.locator(".jp-Notebook .jp-Cell")
+            cells.first.wait_for(timeout=90_000)
+            page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").wait_for(timeout=90_000)
+            run_button = page.locator("jp-button[data-command='notebook:run-cell-and-select-next']")
+            n = len(json.loads((tmp_path / "env_tutorial.ipynb").read_text())["cells"])
+            wait_for(lambda: cells.count() == n, timeout=60, what=f"the {n} cells to render")
+            for i in range(n):
+                cell = cells.nth(i)
+                cell.locator(".jp-InputArea-prompt").click()
+                run_button.click()
+                if "jp-CodeCell" not in (cell.get_attribute("class") or ""):
+                    continue
+                prompt = cell.locator(".jp-InputArea-prompt")
+                wait_for(lambda: re.search(r"\[\d+\]", prompt.inner_text()), timeout=180, what=f"code cell {i} to run")
+                text = cell.locator(".jp-OutputArea").inner_text()
+                assert "Traceback" not in text and "Error:" not in text.replace("workbench: error:", ""), text[-2000:]
+            page.screenshot(path=str(ARTIFACTS / "env_tutorial_in_lab.png"), full_page=True)
+            page.locator(".jp-NotebookPanel-toolbar jp-button[data-command='docmanager:save']").click()
+            saved = lambda: all(
+                c.get("execution_count")
+                for c in server.contents("env_tutorial.ipynb")["content"]["cells"]
+                if c["cell_type"] == "code" and c["source"]  # (running the last cell added an empty one)
+            )
+            try:
+                wait_for(saved, timeout=60, what="the executed tutorial to be saved")
+            except AssertionError:
+                got = server.contents("env_tutorial.ipynb")["content"]["cells"]
+                print([(c["cell_type"], c.get("execution_count"), "".join(c["source"])[:40]) for c in got])
+                page.screenshot(path=str(ARTIFACTS / "env_tutorial_save_failed.png"), full_page=True)
+                raise
+        cells = server.contents("env_tutorial.ipynb")["content"]["cells"]
+        everything = "\n".join(
+            "".join(o.get("text", "")) + "".join(o.get("data", {}).get("text/plain", ""))
+            for c in cells
+            for o in c.get("outputs", [])
+        )
+        assert re.search(r"greedy mean return 1\.00 over 50 episodes", everything), everything[-3000:]
+        assert "greedy: mean return 1.0" in everything
+        assert re.search(r"finished reports/train-\S+/index\.html", everything)
+        assert "unknown option 'lenght' (make takes length)" in everything
+        assert "module 'walker' has no callable 'maker'" in everything
+        assert blocked == [], f"the page tried to reach beyond loopback: {blocked[:5]}"
+    finally:
+        server.stop()
