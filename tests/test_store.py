@@ -34,3 +34,25 @@ def test_concurrent_writers(tmp_path):
         assert [m["step"] for m in store.metrics(r["id"], "loss")] == list(range(200))
         assert len(store.events(r["id"], "control")) == 200
     assert store.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def opener(runs_dir, go, index):
+    go.wait(60)
+    store = RunStore(runs_dir)
+    store.create_run(f"opener{index}", {"index": index})
+    store.close()
+
+
+def test_many_processes_open_a_new_store_at_once(tmp_path):
+    "Jobs of a batch start together and each opens the store: the first opening of a new file must not race."
+    ctx = mp.get_context("fork")
+    for attempt in range(5):
+        go, runs_dir = ctx.Event(), tmp_path / f"runs{attempt}"
+        procs = [ctx.Process(target=opener, args=(runs_dir, go, i)) for i in range(8)]
+        for p in procs:
+            p.start()
+        go.set()
+        for p in procs:
+            p.join(120)
+        assert [p.exitcode for p in procs] == [0] * 8, f"attempt {attempt}: {[p.exitcode for p in procs]}"
+        assert len(RunStore(runs_dir).runs()) == 8

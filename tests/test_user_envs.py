@@ -341,13 +341,12 @@ print("ok")
 
 
 ORPHANS = """
-import os, sys, time
+import sys
 from workbench.env.make import make_env
 vecenv = make_env("gym:CartPole-v1", num_envs=4, backend="multiprocessing", num_workers=2)
 print(" ".join(str(p.pid) for p in vecenv.processes), flush=True)
-if sys.argv[1] == "exit":
-    sys.exit(0)          # never closed: the interpreter must still exit
-time.sleep(600)          # killed with SIGKILL while its workers run
+sys.stdin.readline()     # "exit": the interpreter must exit although the env was never closed;
+sys.exit(0)              # "kill": killed with SIGKILL while it waits here
 """
 
 
@@ -356,11 +355,16 @@ def test_multiprocessing_workers_never_outlive_their_parent(tmp_path):
 
     (tmp_path / "orphans.py").write_text(ORPHANS)
     for how in ("exit", "kill"):
-        proc = subprocess.Popen([sys.executable, "orphans.py", how], cwd=tmp_path, stdout=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(
+            [sys.executable, "orphans.py"], cwd=tmp_path, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
         workers = [psutil.Process(int(pid)) for pid in proc.stdout.readline().split()]
-        assert len(workers) == 2
+        assert len(workers) == 2 and all(w.is_running() for w in workers)
         if how == "kill":
             proc.kill()
+        else:
+            proc.stdin.write("exit\n")
+            proc.stdin.flush()
         proc.wait(timeout=60)  # an unclosed env used to hang the interpreter's exit forever
         gone, alive = psutil.wait_procs(workers, timeout=10)
         assert not alive, f"{how}: orphaned workers {[p.pid for p in alive]}"

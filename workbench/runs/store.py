@@ -48,6 +48,15 @@ def _finite(v):
     except (TypeError, ValueError): return None
     return v if math.isfinite(v) else None
 
+def _set_wal(conn: sqlite3.Connection, tries: int = 200) -> None:
+    """Switch a connection's database to WAL. Several processes opening a new file at once (a batch's jobs) can
+    find it locked while another converts it, and SQLite answers that at once, without waiting the busy timeout."""
+    for attempt in range(tries):
+        try: conn.execute("PRAGMA journal_mode = WAL"); return
+        except sqlite3.OperationalError as e:
+            if "locked" not in str(e) or attempt == tries - 1: raise
+            time.sleep(0.05)
+
 class RunStore:
     "The run store: one SQLite file (WAL) under the runs folder."
     FILENAME = "workbench.db"
@@ -67,7 +76,8 @@ class RunStore:
             conn = sqlite3.connect(self.path, timeout=self.busy_timeout_s, isolation_level=None)
             conn.row_factory = sqlite3.Row
             conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_s * 1000)}")
-            conn.execute("PRAGMA journal_mode = WAL"); conn.execute("PRAGMA synchronous = NORMAL")
+            _set_wal(conn)
+            conn.execute("PRAGMA synchronous = NORMAL")
             self._local.conn, self._local.pid = conn, os.getpid()
         return conn
 
