@@ -392,3 +392,65 @@ def test_plateau_stop_ends_training(tmp_path):
     summary = trainer.fit()
     assert stopper.stopped_at is not None and summary["status"] == "stopped"
     assert summary["global_step"] < 20_000, summary["global_step"]
+
+
+IPC_WRITE = """
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+libc.shmat.restype = ctypes.c_void_p
+shm = libc.shmget(0x5EED, 1 << 20, 0o1666)           # IPC_CREAT | 0666: a segment anyone may attach
+addr = libc.shmat(shm, None, 0)
+ctypes.memmove(addr, b"SECRET-FROM-RUN-1", 17)
+queue = libc.msgget(0x5EED, 0o1666)
+sems = libc.semget(0x5EED, 3, 0o1666)
+print(shm, queue, sems)
+"""
+
+IPC_READ = """
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+print(libc.shmget(0x5EED, 0, 0), libc.msgget(0x5EED, 0), libc.semget(0x5EED, 0, 0))   # -1: no such object
+"""
+
+
+def sysv_objects_of_sandbox_uids() -> list[str]:
+    "SysV shared memory, queues and semaphores on the host owned by a sandbox uid (200000 and up)."
+    found = []
+    for kind in ("shm", "msg", "sem"):
+        lines = Path(f"/proc/sysvipc/{kind}").read_text().splitlines()
+        uid_col = lines[0].split().index("uid")
+        found += [f"{kind}: {line}" for line in lines[1:] if int(line.split()[uid_col]) >= 200_000]
+    return found
+
+
+@pytest.mark.skipif(not namespaces_available(), reason="needs root and unshare for the namespaces")
+def test_sysv_ipc_stays_inside_one_run():
+    "Shared memory, message queues and semaphores made by one run die with it: the host and a later run see none."
+    from workbench.judge.sandbox import run_sandboxed
+
+    t0 = time.monotonic()
+    first = run_sandboxed(IPC_WRITE, limits=LIMITS)
+    assert first.status == "ok" and first.enforced["ipc"] == "private", first.stderr
+    assert all(int(x) >= 0 for x in first.stdout.split()), first.stdout  # it could make them, in its own namespace
+    assert not sysv_objects_of_sandbox_uids() and time.monotonic() - t0 < 5
+    second = run_sandboxed(IPC_READ, limits=LIMITS)
+    assert second.status == "ok" and second.stdout.split() == ["-1", "-1", "-1"], second.stdout
+
+
+@pytest.mark.skipif(not namespaces_available(), reason="needs root and unshare for the namespaces")
+def test_writing_is_bounded_in_total_and_leaves_nothing(tmp_path):
+    "Many files under the size limit each still cannot fill the host's disk: the folder is a tmpfs of `disk_mb`."
+    import shutil
+    from workbench.judge.sandbox import run_sandboxed
+
+    fill = "i = 0\nwhile True:\n    open(f'f{i}.bin', 'wb').write(b'0' * (4 << 20)); i += 1"
+    free = shutil.disk_usage("/tmp").free
+    t0 = time.monotonic()
+    result = run_sandboxed(fill, limits=Limits(cpu_s=2, wall_s=4, file_mb=8, disk_mb=32))
+    assert result.status == "disk_limit" and time.monotonic() - t0 < 5, (result.status, result.stderr[-300:])
+    assert abs(shutil.disk_usage("/tmp").free - free) < 16 << 20  # nothing of it stayed on the host's disk
+    assert not [p for p in Path("/tmp").glob("wb-sbx-*")]
+    judge = ExecutionJudge(Limits(cpu_s=2, wall_s=4, file_mb=8, disk_mb=32))
+    score = judge.score("Write answer() returning 42.", fill + "\ndef answer(): return 42", {"tests": TESTS})
+    assert score.overall == 0.0 and score.details["failure"]["kind"] == "disk_limit", score.details
+    assert "No space left on device" in score.explanation, score.explanation

@@ -74,6 +74,7 @@ def _kind_of(error: str) -> str:
     "A limit hit inside the harness shows as an exception: name it as the limit."
     if error.startswith("MemoryError"): return "memory_limit"
     if "File too large" in error: return "file_limit"
+    if "No space left on device" in error: return "disk_limit"
     return "exception"
 
 class ExecutionJudge(Judge):
@@ -104,6 +105,7 @@ class ExecutionJudge(Judge):
             what = {"timeout": f"ran past {lim.wall_s:g} s", "cpu_limit": f"used more than {lim.cpu_s:g} s of CPU",
                     "memory_limit": f"needed more than {lim.memory_mb} MB",
                     "file_limit": f"wrote a file over {lim.file_mb} MB", "output_limit": f"printed more than {lim.output_kb} KB",
+                    "disk_limit": f"wrote more than {lim.disk_mb} MB in all",
                     "no_report": "ended the process before the tests reported",
                     "killed": "was killed", "error": f"crashed ({tail})"}.get(kind, kind)
             return Score(0.0, {"correctness": 0.0}, f"the response {what}", [self.name], details)

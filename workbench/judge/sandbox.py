@@ -24,6 +24,7 @@ class Limits:
     wall_s: float = 10.0         # wall-clock seconds before the whole tree is killed
     memory_mb: int = 512         # address space
     file_mb: int = 16            # largest file the code may write
+    disk_mb: int = 64            # everything the code may write (its folder is a tmpfs of this size)
     processes: int = 16          # processes of the sandbox's uid
     output_kb: int = 256         # stdout + stderr kept; more kills the run
 
@@ -42,8 +43,9 @@ SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "
 
 _MOUNT_SCRIPT = r"""set -e
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin
-root="$1"; box="$2"; py="$3"; uid="$4"; shift 4
+root="$1"; box="$2"; py="$3"; uid="$4"; disk="$5"; shift 5
 mount --make-rprivate /
+hostname sandbox
 mount -t tmpfs -o size=1m,mode=755 wb-sandbox "$root"
 for d in "$@"; do
   if [ -L "$d" ]; then ln -s "$(readlink "$d")" "$root$d"
@@ -53,7 +55,8 @@ done
 mkdir "$root/dev" "$root/proc" "$root/box"
 for n in null zero full random urandom; do touch "$root/dev/$n"; mount --bind "/dev/$n" "$root/dev/$n"; done
 mount -t proc -o nosuid,nodev,noexec proc "$root/proc"
-mount --bind "$box" "$root/box"
+mount -t tmpfs -o "size=${disk}m,mode=700,uid=$uid,gid=$uid,nosuid,nodev" wb-box "$root/box"
+cp -a "$box"/. "$root/box"/
 mount -o remount,ro "$root"
 set +e
 chroot "$root" /bin/sh -c 'cd /box && exec setpriv --reuid="$0" --regid="$0" --clear-groups --no-new-privs --inh-caps=-all --bounding-set=-all -- "$1" -I -S main.py' "$uid" "$py"
@@ -161,12 +164,13 @@ def run_sandboxed(code: str, files: Optional[dict] = None, limits: Optional[Limi
             os.chown(box, uid, uid)
             for f in box.iterdir(): os.chown(f, uid, uid)
             visible = _visible_dirs(py)
-            cmd = ["unshare", "--net", "--pid", "--fork", "--mount", "--kill-child", "--",
-                   "/bin/sh", "-c", _MOUNT_SCRIPT, "sh", str(root), str(box), py, str(uid), *visible]
+            cmd = ["unshare", "--net", "--pid", "--ipc", "--uts", "--fork", "--mount", "--kill-child", "--",
+                   "/bin/sh", "-c", _MOUNT_SCRIPT, "sh", str(root), str(box), py, str(uid), str(limits.disk_mb), *visible]
             cwd = "/"
         else:
             cmd, cwd, visible = [py, "-I", "-S", "main.py"], str(box), ["/"]
         enforced = {"namespaces": use_ns, "network": "none" if use_ns else "not blocked",
+                    "ipc": "private" if use_ns else "shared", "disk_mb": limits.disk_mb if use_ns else "not limited",
                     "visible": visible, "read_only_root": use_ns, "uid": uid if use_ns else os.getuid(),
                     "limits": asdict(limits)}
         started = time.monotonic()
@@ -199,6 +203,7 @@ def run_sandboxed(code: str, files: Optional[dict] = None, limits: Optional[Limi
             if over.is_set(): status = "output_limit"
             elif sig == signal.SIGXCPU or (sig == signal.SIGKILL and wall >= limits.cpu_s): status = "cpu_limit"
             elif sig == signal.SIGXFSZ or "File too large" in stderr: status = "file_limit"
+            elif "No space left on device" in stderr: status = "disk_limit"
             elif "MemoryError" in stderr: status = "memory_limit"
             elif rc == 0: status = "ok"
             elif sig: status = "killed"
