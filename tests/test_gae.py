@@ -3,7 +3,7 @@
 import numpy as np
 import torch
 
-from workbench.train.ppo import compute_gae
+from workbench.train.loss import compute_gae
 
 
 def naive_gae(rewards, values, dones, next_value, gamma, lam):

@@ -4,7 +4,7 @@ import itertools
 
 import torch
 
-from workbench.train.ppo import PPOStats, ppo_loss
+from workbench.train.loss import PPOStats, ppo_loss
 
 
 def cleanrl_loss(newlogprob, entropy, newvalue, b_logprobs, b_values, b_advantages, b_returns, args):
