@@ -83,3 +83,34 @@ def test_pause_resume_set_lr_stop_from_another_thread(tmp_path):
     assert store.get_run(run_id)["status"] == "stopped"
     lrs = [m["value"] for m in store.metrics(run_id, "charts/learning_rate")]
     assert lrs[0] == 1e-3 and lrs[-1] == 2e-4
+
+
+def test_a_run_driven_to_nan_stops_as_diverged_and_resumes_from_its_last_finite_checkpoint(tmp_path):
+    "A learning rate raised live to a diverging value: the run stops as `diverged`, its checkpoints stay finite."
+    import torch
+    from workbench.train.checkpoint import find_checkpoint, load_checkpoint
+    from workbench.train.runner import new_trainer, record_run, fit_run
+
+    settings = {"num_envs": 4, "num_steps": 16, "total_timesteps": 50_000_000, "eval_every": 0, "anneal_lr": False}
+    cfg = TrainConfig.from_dict({**settings, "checkpoint_every": 1, "device": "cpu", "runs_dir": str(tmp_path)})
+    trainer = new_trainer(cfg)
+    store = record_run(trainer)
+    result = {}
+    thread = threading.Thread(target=lambda: result.update(zip(("summary", "run_id"), fit_run(trainer, store))))
+    thread.start()
+    wait_for(lambda: trainer.update_count >= 3, what="three updates")
+    trainer.controls.set(learning_rate=1e30, source="test")  # finite, positive, and ruinous
+    thread.join(120)
+    assert result["summary"]["status"] == "diverged"
+    run = store.get_run(result["run_id"])
+    assert run["status"] == "diverged"
+    status = [e for e in store.events(run["id"], "status") if e["data"]["status"] == "diverged"][0]["data"]
+    assert "NaN or infinite" in status["error"] and status["checkpoint"], status
+    path = find_checkpoint(trainer.run_dir)
+    assert str(path) == status["checkpoint"]
+    state = load_checkpoint(path)
+    assert all(torch.isfinite(t).all() for t in state["model"].values()), "a checkpoint holds non-finite weights"
+    resumed = new_trainer(
+        TrainConfig.from_dict({**state["config"], "learning_rate": 1e-3}), resume=state, run_dir=trainer.run_dir
+    )
+    assert resumed.global_step == state["counters"]["global_step"] and not resumed.diverged

@@ -86,6 +86,10 @@ def cmd_train(args) -> int:
                ([WandbSink(t.run_dir.name, cfg.to_dict(), str(t.run_dir))] if cfg.run.wandb else [])
     summary, run_id, _ = train_run(trainer=trainer, sinks=sinks, signals=True, resumed_from=path)
     if run_id is None: return 0
+    if summary["status"] == "diverged":
+        if args.json: print(json.dumps(summary))
+        print(f"workbench: run {run_id} diverged: {summary['error']}", file=sys.stderr)
+        return 1
     if args.json: print(json.dumps(summary))
     else:
         print(f"run {run_id} {summary['status']} at step {summary['global_step']:,} "

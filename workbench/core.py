@@ -5,7 +5,7 @@
 # %% ../nbs/00a_core.ipynb #cfe1d31a
 from __future__ import annotations
 import workbench.deps  # noqa: F401  first: quiets dependency notices before torch and pufferlib load (see deps)
-import dataclasses, os, random, socket, subprocess, tempfile, types, typing
+import dataclasses, math, os, random, socket, subprocess, tempfile, types, typing
 from dataclasses import fields
 from pathlib import Path
 from typing import Any, Union, get_args, get_origin, get_type_hints
@@ -13,9 +13,10 @@ from typing import Any, Union, get_args, get_origin, get_type_hints
 import numpy as np   # torch is imported where it is used, so that commands which do not train start fast
 
 # %% auto #0
-__all__ = ['WorkbenchError', 'ConfigError', 'EnvError', 'CheckpointError', 'coerce_value', 'config_from_dict', 'config_fields',
-           'field_docs', 'docs_from_source', 'read_mapping_file', 'load_config_file', 'seed_everything', 'process_rank',
-           'is_main_process', 'resolve_device', 'atomic_write', 'atomic_write_text', 'code_version', 'host_name']
+__all__ = ['WorkbenchError', 'ConfigError', 'EnvError', 'CheckpointError', 'coerce_value', 'config_from_dict', 'check_types',
+           'config_fields', 'field_docs', 'docs_from_source', 'read_mapping_file', 'load_config_file',
+           'seed_everything', 'process_rank', 'is_main_process', 'resolve_device', 'atomic_write', 'atomic_write_text',
+           'code_version', 'host_name']
 
 # %% ../nbs/00a_core.ipynb #f4e17146
 class WorkbenchError(ValueError):
@@ -71,11 +72,12 @@ def coerce_value(key: str, value: Any, tp) -> Any:
         raise bad
     if base is float:
         if isinstance(value, bool): raise bad
-        if isinstance(value, (int, float)): return float(value)
         if isinstance(value, str):
-            try: return float(value)
+            try: value = float(value)
             except ValueError: raise bad from None
-        raise bad
+        if not isinstance(value, (int, float)): raise bad
+        if not math.isfinite(value): raise ConfigError(f"config key '{key}' must be a finite number, got {value!r}")
+        return float(value)
     if base is str:
         if isinstance(value, str): return value
         raise bad
@@ -95,6 +97,25 @@ def config_from_dict(cls, data: dict, where: str = "config"):
     if unknown:
         raise ConfigError(f"unknown {where} key '{unknown[0]}' (known keys: {', '.join(sorted(names))})")
     return cls(**{k: coerce_value(k, v, hints[k]) for k, v in data.items()})
+
+def check_types(obj) -> None:
+    """Fail, naming the field, unless every field of dataclass `obj` holds its declared type: ints are ints (not bools
+    or 1.5), floats finite numbers, choices among their choices. Config classes call it first in `__post_init__`, so
+    the Python API refuses what the command line and config files refuse."""
+    hints = get_type_hints(type(obj))
+    for f in fields(obj):
+        value, (base, optional) = getattr(obj, f.name), _unwrap_optional(hints[f.name])
+        if value is None and optional: continue
+        if base is float: ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        elif base in (int, bool, str): ok = isinstance(value, base) and (base is bool or not isinstance(value, bool))
+        elif get_origin(base) is typing.Literal:
+            if value not in get_args(base):
+                raise ConfigError(f"config key '{f.name}' must be one of {', '.join(map(repr, get_args(base)))}, got {value!r}")
+            continue
+        else: continue
+        if not ok: raise ConfigError(f"config key '{f.name}' expects {_type_name(hints[f.name])}, got {value!r}")
+        if base is float and not math.isfinite(value):
+            raise ConfigError(f"config key '{f.name}' must be a finite number, got {value!r}")
 
 def config_fields(cls) -> list[tuple[str, Any, Any, str]]:
     "(name, type, default, help) of each field of config class `cls`, help from its docstring line."

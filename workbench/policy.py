@@ -4,7 +4,7 @@
 
 # %% ../nbs/02a_policy.ipynb #4c38b33c
 from __future__ import annotations
-from .core import ConfigError, EnvError  # first: it quiets two dependency notices before torch loads
+from .core import ConfigError, EnvError, check_types  # first: it quiets two dependency notices before torch loads
 from .env.make import is_continuous
 import math
 from dataclasses import dataclass
@@ -135,6 +135,7 @@ class PolicyConfig:
     "normalise observations by running mean and variance"
 
     def __post_init__(self):
+        check_types(self)
         for k in ("hidden_size", "num_layers", "window", "num_heads"):
             if getattr(self, k) < 1: raise ConfigError(f"{k} must be at least 1, got {getattr(self, k)}")
         if self.hidden_size % self.num_heads:

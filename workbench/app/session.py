@@ -74,7 +74,7 @@ class TrainingSession(param.Parameterized):
     "One training run you can start, watch and steer from a notebook or the app."
     config = param.ClassSelector(class_=TrainConfig, doc="the run's settings (fixed once it starts)")
     # the live knobs (learning_rate, ent_coef, clip_coef...) are added below, from `PPOConfig`
-    status = param.String("idle", constant=True, doc="idle, starting, running, paused, stopped, finished or failed")
+    status = param.String("idle", constant=True, doc="idle, starting, running, paused, stopped, finished, failed or diverged")
     run_id = param.String(None, allow_None=True, constant=True)
     global_step = param.Integer(0, constant=True)
     total_timesteps = param.Integer(0, constant=True, doc="the steps the run takes (`planned_steps`: whole rollouts)")

@@ -11,7 +11,7 @@ from typing import Callable, Literal, Optional, Union
 import gymnasium
 import numpy as np
 
-from ..core import EnvError, ConfigError
+from ..core import EnvError, ConfigError, check_types
 from ..deps import import_pufferlib
 from .spec import EnvSpec, parse_spec
 from .user import (builds_vector, check_options, entry_point_envs, import_user_module, make_single,
@@ -146,6 +146,7 @@ class EnvConfig:
         return parse_spec(self.env)
 
     def __post_init__(self):
+        check_types(self)
         parse_spec(self.env)   # a malformed spec fails here, with the config
         if self.num_envs < 1: raise ConfigError(f"num_envs must be at least 1, got {self.num_envs}")
         if self.num_workers is not None and self.num_workers < 1:
@@ -175,8 +176,6 @@ def make_env(spec: Union[str, EnvSpec] = "gym:CartPole-v1", num_envs: int = 8, b
     for multi-agent envs). `env_agents` (agents in one env) and `agent_names` say how they group. Close it when done,
     or use `opened_env`."""
     EnvConfig(str(spec), num_envs, backend, num_workers)  # validates sizes
-    if backend not in ("serial", "multiprocessing"):
-        raise ConfigError(f"backend must be 'serial' or 'multiprocessing', got {backend!r}")
     spec = parse_spec(spec)
     source, creator, native = resolve_env(spec)
     env_kwargs = {**spec.kwargs, **env_kwargs}

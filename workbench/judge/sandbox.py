@@ -4,7 +4,7 @@
 
 # %% ../../nbs/04c_judge.sandbox.ipynb #2e397441
 from __future__ import annotations
-from ..core import WorkbenchError  # first: quiets dependency notices
+from ..core import WorkbenchError, check_types  # first: quiets dependency notices
 import os, resource, secrets, shutil, signal, subprocess, sys, tempfile, threading, time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -27,6 +27,11 @@ class Limits:
     disk_mb: int = 64            # everything the code may write (its folder is a tmpfs of this size)
     processes: int = 16          # processes of the sandbox's uid
     output_kb: int = 256         # stdout + stderr kept; more kills the run
+
+    def __post_init__(self):
+        check_types(self)
+        for k, v in asdict(self).items():
+            if not v > 0: raise SandboxError(f"sandbox limit {k} must be positive, got {v}")
 
 @dataclass
 class SandboxResult:

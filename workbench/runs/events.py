@@ -39,7 +39,7 @@ class Metric:
     EVAL_RETURN = "eval/mean_return"
     EVAL_STD = "eval/std_return"
 
-FINAL_STATUSES = ("finished", "stopped", "failed")   # a run in one of these has ended
+FINAL_STATUSES = ("finished", "stopped", "failed", "diverged")   # a run in one of these has ended (diverged: non-finite)
 
 
 # %% ../../nbs/03a_runs.events.ipynb #d3517e52

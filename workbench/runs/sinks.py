@@ -36,7 +36,7 @@ class ProgressSink:
             d = e.data
             outcome = "applied" if d["ok"] else d.get("error", "failed")
             self.bar.write(f"control {d['action']} from {d['source']}: {outcome}", file=self.file)
-        elif e.kind == Kind.STATUS and e.data["status"] in ("paused", "stopped", "failed"):
+        elif e.kind == Kind.STATUS and e.data["status"] in ("paused", "stopped", "failed", "diverged"):
             self.bar.write(f"status: {e.data['status']}" + (f" ({e.data['error']})" if "error" in e.data else ""), file=self.file)
     def close(self): self.bar.close()
 

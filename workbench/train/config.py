@@ -8,7 +8,7 @@ import dataclasses
 from dataclasses import dataclass, field, asdict
 from typing import Literal, Optional
 
-from ..core import ConfigError, config_from_dict
+from ..core import ConfigError, check_types, config_from_dict
 from ..env.make import EnvConfig
 from ..policy import PolicyConfig
 
@@ -55,7 +55,9 @@ class PPOConfig:
     "stop an update's epochs early once approx-KL exceeds this (None: never)"
 
     def __post_init__(self):
+        check_types(self)
         if not self.learning_rate > 0: raise ConfigError(f"learning_rate must be positive, got {self.learning_rate}")
+        if not 0 <= self.clip_coef <= 1: raise ConfigError(f"clip_coef must be in [0, 1], got {self.clip_coef}")
         for k in ("total_timesteps", "num_steps", "num_minibatches", "update_epochs"):
             if getattr(self, k) < 1: raise ConfigError(f"{k} must be at least 1, got {getattr(self, k)}")
         for k in ("gamma", "gae_lambda"):
@@ -94,6 +96,8 @@ class RunConfig:
     "also log to Weights & Biases (offline unless WANDB_MODE says otherwise)"
 
     def __post_init__(self):
+        check_types(self)
+        if not 0 <= self.seed < 2**31: raise ConfigError(f"seed must be in [0, 2**31), got {self.seed}")
         for k in ("checkpoint_every", "eval_every"):
             if getattr(self, k) < 0: raise ConfigError(f"{k} must be >= 0, got {getattr(self, k)}")
         for k in ("keep_last", "eval_episodes"):

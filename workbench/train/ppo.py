@@ -5,7 +5,7 @@
 # %% ../../nbs/05d_train.ppo.ipynb #90f3996f
 from __future__ import annotations
 from ..core import CheckpointError, ConfigError, WorkbenchError, resolve_device, seed_everything  # first: see deps
-import collections, threading, time
+import collections, math, threading, time
 from pathlib import Path
 from typing import Optional, Union
 import numpy as np
@@ -58,7 +58,7 @@ class PPOTrainer:
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, self._lr_factor)
         # For the update's forward pass only (DDP across processes, compiled if asked); all else uses `self.policy`.
         self._train_model = self.accelerator.prepare(torch.compile(self.policy) if cfg.run.compile else self.policy)
-        self.global_step, self.update_count, self.episodes = 0, 0, 0
+        self.global_step, self.update_count, self.episodes, self.diverged = 0, 0, 0, False
         self.recent_returns = collections.deque(maxlen=100)
         self.best_score, self.last_eval = None, None
         self.status, self.paused, self._stop = "created", False, False
@@ -81,6 +81,7 @@ class PPOTrainer:
                 self.update_count += 1
                 self.scheduler.step()
                 self._emit_update(stats, t0, t1, time.perf_counter())
+                if self.diverged: break   # NaN or inf weights: nothing more to learn, nothing worth saving
                 self._evaluate_and_checkpoint()
             self._finish()
         except BaseException as e:
@@ -173,7 +174,9 @@ class PPOTrainer:
             if ppo.target_kl is not None and stats.approx_kl.item() > ppo.target_kl: break
         y, pred = b.returns.flatten(), b.values.flatten()
         explained = torch.where(y.var() == 0, float("nan"), 1 - (y - pred).var() / y.var())
-        *means, explained = torch.cat([totals / count, explained[None]]).tolist()   # the update's one host sync
+        finite = torch.stack([p.isfinite().all() for p in self.policy.parameters()]).all().float()
+        *means, explained, finite = torch.cat([totals / count, explained[None], finite[None]]).tolist()   # one host sync
+        self.diverged = not (finite and all(math.isfinite(m) for m in means))
         keys = Metric.POLICY_LOSS, Metric.VALUE_LOSS, Metric.ENTROPY, Metric.APPROX_KL, Metric.CLIPFRAC  # as in PPOStats
         return {**dict(zip(keys, means)), "losses/explained_variance": explained, "losses/epochs": epochs}
 
@@ -221,6 +224,12 @@ class PPOTrainer:
 
     def _finish(self) -> None:
         "A last evaluation (unless the last update had one) and checkpoint, then the final status."
+        if self.diverged:   # the checkpoints already written hold finite weights: the last one is where to resume
+            ck = self.checkpoints
+            last = ck and (ck.latest() or (ck.best_path if ck.best_path.exists() else None))
+            self.divergence = (f"the loss or the weights became NaN or infinite at update {self.update_count}; "
+                               f"resume from {last or 'the start'} with a smaller learning rate")
+            return self._set_status("diverged", error=self.divergence, checkpoint=str(last) if last else None)
         run, score = self.cfg.run, None
         due = run.eval_every and not self._stop and (self.last_eval is None or self.update_count % run.eval_every)
         if self.main and due: score = self.evaluate()["mean_return"]
@@ -237,7 +246,8 @@ class PPOTrainer:
                 "sps": (self.global_step - self._start_step) / max(elapsed, 1e-9), "seconds": elapsed,
                 "mean_return": float(np.mean(self.recent_returns)) if self.recent_returns else None,
                 "episodes": self.episodes, "best_score": self.best_score,
-                "best_checkpoint": str(best) if best else None, "last_checkpoint": str(last) if last else None}
+                "best_checkpoint": str(best) if best else None, "last_checkpoint": str(last) if last else None,
+                **({"error": self.divergence} if self.diverged else {})}
 
     def _set_status(self, status: str, **data):
         self.status = status
