@@ -292,3 +292,78 @@ def test_non_loopback_needs_a_token(runs_dir):
     assert not Path(runs_dir).exists()
     r = workbench("serve", "--port", 99999, "--runs-dir", runs_dir, timeout=60)
     assert r.returncode == 2 and "--port must be in 0..65535" in r.stderr and not Path(runs_dir).exists()
+
+
+def raw_request(port: int, path: str, host: str) -> tuple[int, dict, bytes]:
+    "A GET to 127.0.0.1:`port` with the `Host` header `host` (what a DNS-rebinding page's browser would send)."
+    import http.client
+
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        conn.request("GET", path, headers={"Host": host})
+        r = conn.getresponse()
+        return r.status, dict(r.getheaders()), r.read()
+    finally:
+        conn.close()
+
+
+def test_a_foreign_host_header_gets_403_and_every_answer_carries_security_headers(runs_dir):
+    server = Server(runs_dir, "--allow-host", "lab.example")
+    try:
+        for path in ("/api/runs", "/runs", "/api/status", "/static/extensions/panel/panel.min.js"):
+            status, headers, body = raw_request(server.port, path, "evil.example")
+            assert status == 403 and b"does not answer to that Host" in body, (path, status)
+            status, _, _ = raw_request(server.port, path, f"evil.example:{server.port}")
+            assert status == 403, path
+        for host in (f"127.0.0.1:{server.port}", f"localhost:{server.port}", "lab.example"):
+            status, headers, _ = raw_request(server.port, "/api/runs", host)
+            assert status == 200, host
+        status, headers, _ = raw_request(server.port, "/runs", f"127.0.0.1:{server.port}")
+        assert status == 200 and headers["X-Content-Type-Options"] == "nosniff"
+        assert (
+            headers["Referrer-Policy"] == "no-referrer" and "default-src 'self'" in headers["Content-Security-Policy"]
+        )
+    finally:
+        server.stop()
+
+
+MARKUP = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>'
+
+
+def test_markup_in_a_run_is_shown_as_text_and_never_runs(runs_dir):
+    "A run whose name, env and config hold markup: the runs page, its run page and the hyperparameter diff escape it."
+    from playwright.sync_api import sync_playwright
+
+    store = RunStore(runs_dir)
+    ids = [
+        store.create_run(
+            f"x{i}",
+            {"env": {"env": f"trading?x={MARKUP}"}, "ppo": {"note": MARKUP + str(i)}},
+            run_dir=Path(runs_dir) / f"x{i}",
+            env=f"trading?x={MARKUP}",
+            policy=MARKUP,
+        )
+        for i in range(2)
+    ]
+    store.log_event(ids[0], 0, "control", {"action": "set", "source": MARKUP, "ok": True})
+    server = Server(runs_dir)
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            try:
+                page = browser.new_page()
+                page.goto(f"{server.base}/run?id={ids[0]}")
+                page.locator(".wb-run-head").get_by_text("onerror", exact=False).wait_for(timeout=60_000)
+                page.goto(f"{server.base}/runs")
+                page.locator(".wb-runs-table").wait_for(timeout=60_000)
+                page.get_by_text("window.__pwned=2", exact=False).first.wait_for(timeout=30_000)  # shown, as text
+                for box in page.locator(".wb-runs-table input[type='checkbox']").all()[1:3]:
+                    box.check()
+                page.locator(".wb-hparams").get_by_text("note", exact=False).first.wait_for(timeout=30_000)
+                time.sleep(1.0)
+                assert page.evaluate("window.__pwned") is None, "markup from the store ran in the page"
+                assert page.evaluate("document.querySelectorAll('img[src=\"x\"]').length") == 0
+            finally:
+                browser.close()
+    finally:
+        server.stop()

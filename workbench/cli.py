@@ -19,9 +19,9 @@ __all__ = ['ALIASES', 'JUDGE_NAMES', 'Parser', 'fail', 'add_config_flags', 'buil
 
 # %% ../nbs/08_cli.ipynb #8426bc6a
 class Parser(argparse.ArgumentParser):
-    "argparse, with errors as one line and exit code 2, and `-3e-4` read as a number, not a flag."
+    "argparse, with errors as one line and exit code 2, `-3e-4` read as a number, not a flag, and no abbreviations."
     def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
+        super().__init__(*args, **{**kwargs, "allow_abbrev": False})   # `--learning-rat` is a typo, not a flag
         import re
         self._negative_number_matcher = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
     def error(self, message):
@@ -185,7 +185,8 @@ def cmd_envs(args) -> int:
 def cmd_serve(args) -> int:
     "Serve the runs, live-training and system pages and the API until SIGINT/SIGTERM."
     from workbench.app.serve import serve
-    serve(args.runs_dir, args.port, args.address, args.token, announce=lambda m: print(m, flush=True))
+    serve(args.runs_dir, args.port, args.address, args.token, announce=lambda m: print(m, flush=True),
+          allow_hosts=args.allow_host)
     return 0
 
 # %% ../nbs/08_cli.ipynb #737c0060
@@ -340,6 +341,8 @@ def make_parser(argv: Optional[list[str]] = None) -> Parser:
     v.add_argument("--address", default="127.0.0.1", help="address to bind (default: 127.0.0.1; others need --token)")
     v.add_argument("--runs-dir", default="runs", help="runs folder whose store the app shows and writes (default: runs)")
     v.add_argument("--token", help="access token required by every page and API call ('auto' generates one)")
+    v.add_argument("--allow-host", action="append", default=[], metavar="NAME",
+                   help="a Host name to answer besides loopback and --address (repeatable; others get 403)")
     v.set_defaults(func=cmd_serve)
     add_job_commands(sub)
     return p

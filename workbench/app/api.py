@@ -15,9 +15,10 @@ from ..runs.store import RunStore
 from ..runs.sinks import fmt_time
 
 # %% auto #0
-__all__ = ['RUN_COLUMNS', 'is_loopback', 'check_bind', 'cpu_busy_percent', 'system_snapshot', 'system_line', 'SystemMonitor',
-           'clean_json', 'thin', 'performance_summary', 'run_detail', 'metric_series', 'ApiHandler', 'StatusApi',
-           'RunsApi', 'RunApi', 'MetricsApi', 'PerformanceApi', 'NotFoundApi']
+__all__ = ['SECURITY_HEADERS', 'RUN_COLUMNS', 'is_loopback', 'check_bind', 'host_name_of', 'allowed_hosts', 'ForbiddenHost',
+           'SecurityHeaders', 'guard_application', 'cpu_busy_percent', 'system_snapshot', 'system_line',
+           'SystemMonitor', 'clean_json', 'thin', 'performance_summary', 'run_detail', 'metric_series', 'ApiHandler',
+           'StatusApi', 'RunsApi', 'RunApi', 'MetricsApi', 'PerformanceApi', 'NotFoundApi']
 
 # %% ../../nbs/07d_app.api.ipynb #581c8903
 def is_loopback(address: str) -> bool:
@@ -36,6 +37,46 @@ def check_bind(address: str, port: int, token: Optional[str]) -> Optional[str]:
         raise ConfigError(f"refusing to serve on non-loopback address {address!r} without a token: controls change "
                           f"training runs; pass --token SECRET, or --token auto to generate one")
     return token
+
+# %% ../../nbs/07d_app.api.ipynb #704b7744
+def host_name_of(host_header: str) -> str:
+    "The name in a `Host` header, without its port: '127.0.0.1:5006' -> '127.0.0.1', '[::1]:80' -> '::1'."
+    h = (host_header or "").strip().lower()
+    if h.startswith("["): return h[1:h.find("]")] if "]" in h else h[1:]
+    return h.rsplit(":", 1)[0] if h.count(":") == 1 else h
+
+def allowed_hosts(address: str, extra=()) -> set:
+    "Names a request's `Host` may carry: loopback names, the address served on (unless a wildcard), and `extra`."
+    hosts = {"127.0.0.1", "localhost", "::1"}
+    if address not in ("0.0.0.0", "::", ""): hosts.add(host_name_of(address if ":" not in address else f"[{address}]"))
+    return hosts | {host_name_of(h) for h in extra if h.strip()}
+
+class ForbiddenHost(tornado.web.RequestHandler):
+    "The answer to a request whose `Host` is not ours (a DNS-rebinding page, a confused proxy): 403, nothing else."
+    def prepare(self):
+        self.set_status(403); self.set_header("Content-Type", "text/plain; charset=utf-8")
+        self.finish("403: this server does not answer to that Host name (workbench serve --allow-host NAME adds one)\n")
+
+SECURITY_HEADERS = {
+    "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer", "X-Frame-Options": "SAMEORIGIN",
+    # Panel's pages need inline scripts and eval; everything they load comes from this server (nothing from a CDN).
+    "Content-Security-Policy": "default-src 'self' 'unsafe-inline' 'unsafe-eval' data: blob:; "
+                               "connect-src 'self' ws: wss:; frame-ancestors 'self'; base-uri 'self'; form-action 'self'"}
+
+class SecurityHeaders(tornado.web.OutputTransform):
+    "Adds `SECURITY_HEADERS` to every response, whichever handler (ours, Panel's, Bokeh's) wrote it."
+    def transform_first_chunk(self, status_code, headers, chunk, finishing):
+        for k, v in SECURITY_HEADERS.items(): headers.setdefault(k, v)
+        return status_code, headers, chunk
+
+def guard_application(app: tornado.web.Application, hosts: set) -> None:
+    "Make `app` answer 403 to any `Host` outside `hosts` and add the security headers to every response."
+    find = app.find_handler
+    def find_handler(request, **kwargs):
+        if host_name_of(request.host) not in hosts: return app.get_handler_delegate(request, ForbiddenHost, {})
+        return find(request, **kwargs)
+    app.find_handler = find_handler
+    if SecurityHeaders not in app.transforms: app.transforms.append(SecurityHeaders)
 
 # %% ../../nbs/07d_app.api.ipynb #a1c0e004
 def cpu_busy_percent(before, after) -> Optional[float]:

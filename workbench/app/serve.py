@@ -19,8 +19,8 @@ from ..train.config import TrainConfig
 from ..runs.sinks import fmt_time
 from .session import TrainingSession, MetricHistory
 from .charts import CHARTS, chart_figure, _layout
-from .api import (SystemMonitor, check_bind, system_line, StatusApi, RunsApi, MetricsApi, RunApi,
-                               PerformanceApi, NotFoundApi)
+from .api import (SystemMonitor, allowed_hosts, check_bind, guard_application, system_line, StatusApi,
+                               RunsApi, MetricsApi, RunApi, PerformanceApi, NotFoundApi)
 from .pages import (LIVE_STATUSES, CHART_KEYS, HPARAMS_CSS, run_head, event_rows, checkpoint_rows,
                                  metric_history, overlay_series, overlay_figure, hparams_html)
 from .dashboard import TrainingDashboard
@@ -276,22 +276,25 @@ def system_page(app: WorkbenchApp, suffix: str):
 # %% ../../nbs/07f_app.serve.ipynb #ab9c35e4
 PAGES = {"runs": runs_page, "run": run_page, "live": live_page, "system": system_page}
 
-def make_server(runs_dir: str = "runs", port: int = 5006, address: str = "127.0.0.1", token: Optional[str] = None):
-    "A ready-to-start Panel server for `runs_dir`; returns (server, app)."
+def make_server(runs_dir: str = "runs", port: int = 5006, address: str = "127.0.0.1", token: Optional[str] = None,
+                allow_hosts=()):
+    "A ready-to-start Panel server for `runs_dir`, answering only to our `Host` names; returns (server, app)."
     app = WorkbenchApp(runs_dir, token)
-    origins = "*" if token else [f"{h}:{port}" for h in ("127.0.0.1", "localhost", address)]
+    hosts = allowed_hosts(address, allow_hosts)
+    origins = [f"{h}:{port}" for h in sorted(hosts) if ":" not in h]   # websockets: the same names (Bokeh takes no IPv6)
     server = pn.serve({name: page(app, name, body) for name, body in PAGES.items()}, port=port, address=address,
                       websocket_origin=origins, show=False, start=False, title="Workbench", verbose=False,
                       extra_patterns=app.api_routes())
+    guard_application(server._tornado, hosts)
     return server, app
 
 def serve(runs_dir: str = "runs", port: int = 5006, address: str = "127.0.0.1", token: Optional[str] = None,
-          announce=print) -> None:
+          announce=print, allow_hosts=()) -> None:
     "Serve until SIGINT or SIGTERM (blocking)."
     import signal
     token = check_bind(address, port, token)
     Path(runs_dir).mkdir(parents=True, exist_ok=True)
-    try: server, app = make_server(runs_dir, port, address, token)
+    try: server, app = make_server(runs_dir, port, address, token, allow_hosts)
     except OSError as e: raise ConfigError(f"cannot serve on {address}:{port}: {e.strerror or e}") from None
     host = f"[{address}]" if ":" in address else address
     url = f"http://{host}:{server.port}/runs" + (f"?token={token}" if token else "")
