@@ -194,6 +194,8 @@ def cmd_export(args) -> int:
     "Export a checkpoint's greedy policy to ONNX and check it against torch with onnxruntime."
     from workbench.export import export_onnx, check_onnx, state_names
     if not args.onnx: return fail("say where to write the model: --onnx FILE")
+    if not Path(args.onnx).resolve().parent.is_dir():
+        return fail(f"--onnx {args.onnx}: its folder {str(Path(args.onnx).parent)!r} does not exist (create it first)")
     policy, cfg, spec, path = load_policy(args.checkpoint)
     out = export_onnx(policy, args.onnx)
     diff = check_onnx(policy, out)
@@ -351,7 +353,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     "Entry point of the `workbench` command."
     args = make_parser(argv).parse_args(argv)
     try: code = args.func(args)
-    except WorkbenchError as e: code = fail(str(e))
+    except WorkbenchError as e: code = fail(" ".join(str(e).split()))   # one line, whatever the message's origin
     if int(os.environ.get("WORLD_SIZE", "1")) > 1:
         # Under `accelerate launch`, end ranks at once: a rank that runs interpreter teardown
         # with the process group alive sometimes aborts ("terminate called without an active exception").

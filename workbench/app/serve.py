@@ -293,6 +293,11 @@ def serve(runs_dir: str = "runs", port: int = 5006, address: str = "127.0.0.1", 
     "Serve until SIGINT or SIGTERM (blocking)."
     import signal
     token = check_bind(address, port, token)
+    import socket
+    with socket.socket(socket.AF_INET6 if ":" in address else socket.AF_INET) as probe:   # before creating anything
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)   # as the server's own socket will
+        try: probe.bind((address, port))
+        except OSError as e: raise ConfigError(f"cannot serve on {address}:{port}: {e.strerror or e}") from None
     Path(runs_dir).mkdir(parents=True, exist_ok=True)
     try: server, app = make_server(runs_dir, port, address, token, allow_hosts)
     except OSError as e: raise ConfigError(f"cannot serve on {address}:{port}: {e.strerror or e}") from None

@@ -21,8 +21,9 @@ pufferlib = import_pufferlib()   # from a scratch folder (see `workbench.deps`);
 
 # %% auto #0
 __all__ = ['pufferlib', 'ENV_REGISTRY', 'GYM_MAKE_OPTIONS', 'PUFFER_TIME_LIMITS', 'Backend', 'EnvEntry', 'register_env',
-           'puffer_env_names', 'gym_env_ids', 'resolve_env', 'TimeLimitFlags', 'EnvConfig', 'agents_per_env',
-           'make_env', 'in_worker', 'close_at_exit', 'opened_env', 'describe_space', 'describe_spaces', 'is_continuous']
+           'puffer_env_names', 'gym_env_ids', 'resolve_env', 'TimeLimitFlags', 'EnvConfig', 'check_memory',
+           'agents_per_env', 'make_env', 'in_worker', 'close_at_exit', 'opened_env', 'describe_space',
+           'describe_spaces', 'is_continuous']
 
 # %% ../../nbs/01c_env.make.ipynb #f6ee07ac
 @dataclass(frozen=True)
@@ -158,11 +159,18 @@ def _default_workers(copies: int) -> int:
     cores = os.cpu_count() or 1
     return max(w for w in range(1, min(copies, cores) + 1) if copies % w == 0)
 
-def _probe(creator, kwargs: dict) -> tuple[int, list[str]]:
-    "Agents in one env a one-env creator builds, and their names (PettingZoo's `possible_agents`)."
+def _probe(creator, kwargs: dict) -> tuple[int, list[str], int]:
+    "Agents in one env a one-env creator builds, their names (PettingZoo's `possible_agents`) and bytes per observation."
     env = creator(**kwargs)
-    try: return env.num_agents, list(getattr(env, "possible_agents", None) or ["agent"])
+    try: return env.num_agents, list(getattr(env, "possible_agents", None) or ["agent"]), env.observations[0].nbytes
     finally: env.close()
+
+def check_memory(what: str, need: int) -> None:
+    "Refuse, before allocating it, `need` bytes that this machine does not have free."
+    import psutil
+    free = psutil.virtual_memory().available
+    if need > free:
+        raise EnvError(f"{what} would need about {need / 2**30:,.1f} GiB; this machine has {free / 2**30:,.1f} GiB free")
 
 def agents_per_env(spec: Union[str, EnvSpec], **env_kwargs) -> int:
     "How many agents one env of `spec` holds: 1 for natively vectorised envs (each agent is a unit), else built once to see."
@@ -179,7 +187,10 @@ def make_env(spec: Union[str, EnvSpec] = "gym:CartPole-v1", num_envs: int = 8, b
     spec = parse_spec(spec)
     source, creator, native = resolve_env(spec)
     env_kwargs = {**spec.kwargs, **env_kwargs}
-    group, names = (1, ["agent"]) if native else _probe(creator, env_kwargs)
+    group, names, obs_bytes = (1, ["agent"], 4) if native else _probe(creator, env_kwargs)
+    # the shared buffers (observations twice over), and a Python env object (~20 KB) per group of agents otherwise
+    objects = 0 if native else num_envs // group * 20_000
+    check_memory(f"{str(spec)!r} with num_envs {num_envs:,}", num_envs * (2 * obs_bytes + 16) + objects)
     if num_envs % group:
         raise EnvError(f"{str(spec)!r} has {group} agents per env: num_envs must be a multiple of {group}, got {num_envs}")
     copies = num_envs // group   # env objects: one per group of agents (natively vectorised: one per worker)

@@ -4,7 +4,7 @@
 
 # %% ../../nbs/01b_env.user.ipynb #23f7c2a0
 from __future__ import annotations
-import functools, importlib, importlib.metadata, inspect, os, sys
+import functools, importlib, importlib.metadata, inspect, math, os, sys
 from typing import Callable, Optional
 
 import gymnasium
@@ -75,10 +75,16 @@ def check_options(creator: Callable, options: dict, spec, skip=VECTOR_ARGS) -> N
     except (TypeError, ValueError): return   # a builtin or C function: nothing to check against
     if any(p.kind is p.VAR_KEYWORD for p in params.values()): return
     takes = [n for n, p in params.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and n not in skip]
-    for key in options:
+    for key, value in options.items():
         if key not in takes:
             name, what = getattr(creator, "__name__", "its creator"), f"takes {', '.join(takes)}" if takes else "takes no options"
             raise EnvError(f"env spec {str(spec)!r}: unknown option {key!r} ({name} {what})")
+        default = params[key].default   # its type is the option's: a number stays a number
+        if isinstance(default, bool) and not isinstance(value, bool) or (
+                isinstance(default, (int, float)) and not isinstance(default, bool)
+                and not (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value))):
+            raise EnvError(f"env spec {str(spec)!r}: option {key!r} expects "
+                           f"{'true or false' if isinstance(default, bool) else 'a finite number'}, got {value!r}")
 
 # %% ../../nbs/01b_env.user.ipynb #270a1cd6
 ACTION_SPACES = (gymnasium.spaces.Discrete, gymnasium.spaces.MultiDiscrete, gymnasium.spaces.Box)

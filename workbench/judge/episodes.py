@@ -4,14 +4,14 @@
 
 # %% ../../nbs/04a_judge.episodes.ipynb #d09f34e2
 from __future__ import annotations
-from ..core import ConfigError  # first: it quiets two dependency notices before torch loads
+from ..core import ConfigError, EnvError  # first: it quiets two dependency notices before torch loads
 import math
 from typing import Callable, Optional
 
 import numpy as np
 import torch
 
-from ..env.make import agents_per_env, is_continuous, make_env
+from ..env.make import agents_per_env, describe_space, is_continuous, make_env
 from ..runs.events import Metric
 
 # %% auto #0
@@ -66,6 +66,12 @@ def evaluate_policy(policy, env_spec: str, episodes: int = 100, greedy: bool = T
         num_envs = -(-min(episodes, 16) // group) * group
     vecenv = make_env(env_spec, num_envs=num_envs, seed=seed)
     names = vecenv.agent_names
+    for what, theirs, ours in (("observation", getattr(policy, "obs_space", None), vecenv.single_observation_space),
+                               ("action", getattr(policy, "action_space", None), vecenv.single_action_space)):
+        if theirs is not None and describe_space(theirs) != describe_space(ours):   # not a shape error from torch
+            vecenv.close()
+            raise EnvError(f"the policy was built for {what} space {describe_space(theirs)}, "
+                           f"but {env_spec!r} has {describe_space(ours)}")
     try: played = play_episodes(policy, vecenv, episodes, greedy, device, max_env_steps, seed)
     finally: vecenv.close()
     if not played["finished"]:

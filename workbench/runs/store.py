@@ -11,7 +11,7 @@ from typing import Optional, Union
 
 from fastcore.basics import patch
 
-from ..core import WorkbenchError, code_version, host_name
+from ..core import ConfigError, WorkbenchError, code_version, host_name
 from .events import FINAL_STATUSES, Event, Kind, Metric
 
 # %% auto #0
@@ -65,8 +65,12 @@ class RunStore:
         self.path = self.runs_dir / self.FILENAME
         self.busy_timeout_s = busy_timeout_s
         self._local = threading.local()
-        self.runs_dir.mkdir(parents=True, exist_ok=True)
-        self.db.executescript(SCHEMA)  # idempotent; executescript manages its own transaction
+        try:
+            self.runs_dir.mkdir(parents=True, exist_ok=True)
+            self.db.executescript(SCHEMA)  # idempotent; executescript manages its own transaction
+        except (OSError, sqlite3.Error) as e:   # a file in the way, a read-only or virtual folder, a corrupt database
+            why = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+            raise ConfigError(f"runs folder {str(self.runs_dir)!r} cannot hold the run store: {why}") from None
 
     @property
     def db(self) -> sqlite3.Connection:
@@ -97,7 +101,7 @@ class RunStore:
 # %% ../../nbs/03b_runs.store.ipynb #aadf0ebc
 def new_run_id(name: str) -> str:
     "A unique, sortable, folder-safe run id: `<name>-<YYYYmmdd-HHMMSS>-<4 hex>`."
-    safe = "".join(c if c.isalnum() or c in "-_." else "-" for c in name).strip("-") or "run"
+    safe = "".join(c if c.isalnum() or c in "-_." else "-" for c in name).strip("-")[:100] or "run"
     return f"{safe}-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}"
 
 @patch

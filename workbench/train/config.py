@@ -98,6 +98,10 @@ class RunConfig:
     def __post_init__(self):
         check_types(self)
         if not 0 <= self.seed < 2**31: raise ConfigError(f"seed must be in [0, 2**31), got {self.seed}")
+        if self.name is not None and not (0 < len(self.name) <= 100 and "/" not in self.name and "\0" not in self.name
+                                          and self.name.strip(".")):
+            raise ConfigError(f"run name must be 1 to 100 characters without '/', got {self.name[:40]!r}"
+                              + ("..." if len(self.name) > 40 else ""))
         for k in ("checkpoint_every", "eval_every"):
             if getattr(self, k) < 0: raise ConfigError(f"{k} must be >= 0, got {getattr(self, k)}")
         for k in ("keep_last", "eval_episodes"):
@@ -141,6 +145,7 @@ class TrainConfig:
     @classmethod
     def from_dict(cls, data: dict, where: str = "config") -> "TrainConfig":
         "Build from a flat dict, or a nested one with env/policy/ppo/run sections."
+        if not isinstance(data, dict): raise ConfigError(f"{where} must be a mapping of settings, got {type(data).__name__}")
         flat = {}
         for k, v in data.items():
             if k in SECTIONS and isinstance(v, dict): flat.update(v)

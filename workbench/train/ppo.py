@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Optional, Union
 import numpy as np
 import torch
-from ..env.make import describe_spaces, is_continuous, make_env
+from ..env.make import check_memory, describe_spaces, is_continuous, make_env
 from ..policy import make_policy
 from .config import LIVE_HPARAMS, TrainConfig
 from ..runs.events import Controls, EventBus, Kind, Metric
@@ -220,7 +220,7 @@ class PPOTrainer:
             score = self.evaluate()["mean_return"]
         improved = score is not None and (self.best_score is None or score > self.best_score)
         if improved or (run.checkpoint_every and self.update_count % run.checkpoint_every == 0):
-            self.save_checkpoint(score)
+            self.save_checkpoint(score, reason="best" if improved else "scheduled")
 
     def _finish(self) -> None:
         "A last evaluation (unless the last update had one) and checkpoint, then the final status."
@@ -352,6 +352,8 @@ class PPOTrainer:
         space, n = self.vecenv.single_action_space, self.cfg.env.num_envs
         self.continuous = is_continuous(space)
         if self.continuous: self.action_low, self.action_high = space.low, space.high
+        check_memory(f"the rollout buffer ({self.cfg.ppo.num_steps:,} steps x {n:,} envs x {self.policy.obs_dim} observations)",
+                     self.cfg.ppo.num_steps * n * (self.policy.obs_dim + 8) * 4)
         example = self.policy.initial_state(n, self.device)
         state_example = example[0] if isinstance(example, tuple) else example
         self.buffer = RolloutBuffer(self.cfg.ppo.num_steps, n, self.policy.obs_dim, tuple(space.shape),

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Callable, Optional, Union
 
-from ..core import atomic_write_text
+from ..core import ConfigError, atomic_write_text
 from ..env.spec import parse_spec
 from ..runs.events import Kind, install_signal_handlers
 from ..runs.store import RunStore, StoreSink, new_run_id
@@ -35,12 +35,13 @@ def new_trainer(cfg: TrainConfig, resume: Optional[dict] = None, run_dir: Option
 def open_run(cfg: TrainConfig, run_id: str, run_dir: Union[str, Path]) -> RunStore:
     "Record run `run_id` of `cfg` in the store under `runs_dir`, new or resumed, and write its `config.json`."
     store, run_dir = RunStore(cfg.run.runs_dir), Path(run_dir)
+    try: run_dir.mkdir(parents=True, exist_ok=True)   # before the store's row, so a failure leaves no row behind
+    except OSError as e: raise ConfigError(f"cannot create the run folder {str(run_dir)!r}: {e.strerror or e}") from None
     if store.get_run(run_id) is None:
         store.create_run(cfg.run.name or default_run_name(cfg), cfg.to_dict(), run_dir=run_dir, run_id=run_id,
                          env=cfg.env.env, policy=cfg.policy.policy)
     else:
         store.update_run(run_id, config=cfg.to_dict())
-    run_dir.mkdir(parents=True, exist_ok=True)
     atomic_write_text(run_dir / "config.json", json.dumps(cfg.to_dict(), indent=2))
     return store
 
