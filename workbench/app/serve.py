@@ -6,7 +6,6 @@
 from __future__ import annotations
 from ..core import ConfigError  # first: quiets dependency notices
 import hmac, html, threading, time
-from pathlib import Path
 from typing import Optional
 from urllib.parse import parse_qsl, quote, urlencode
 
@@ -298,7 +297,6 @@ def serve(runs_dir: str = "runs", port: int = 5006, address: str = "127.0.0.1", 
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)   # as the server's own socket will
         try: probe.bind((address, port))
         except OSError as e: raise ConfigError(f"cannot serve on {address}:{port}: {e.strerror or e}") from None
-    Path(runs_dir).mkdir(parents=True, exist_ok=True)
     try: server, app = make_server(runs_dir, port, address, token, allow_hosts)
     except OSError as e: raise ConfigError(f"cannot serve on {address}:{port}: {e.strerror or e}") from None
     host = f"[{address}]" if ":" in address else address

@@ -5,7 +5,7 @@
 # %% ../../nbs/01d_env.trading.ipynb #e3bf6721
 from __future__ import annotations
 from ..core import EnvError  # first: quiets dependency notices
-import inspect
+import inspect, warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Sequence, Union
@@ -49,9 +49,12 @@ def _bars_from_frame(df, where: str, default_symbol: str) -> list[Bars]:
     if missing:
         raise DataError(f"{where}: missing column(s) {', '.join(missing)} (need date, open, high, low, close, volume)")
     if "symbol" not in df.columns: df = df.assign(symbol=default_symbol)
-    try: df = df.assign(date=pd.to_datetime(df["date"]))
+    try:
+        with warnings.catch_warnings():   # pandas' note on inferring the format: the error below says what matters
+            warnings.simplefilter("ignore", UserWarning)
+            df = df.assign(date=pd.to_datetime(df["date"]))
     except (ValueError, TypeError) as e:
-        raise DataError(f"{where}: column date has values that are not dates ({e})") from None
+        raise DataError(f"{where}: column date has values that are not dates ({' '.join(str(e).split())})") from None
     out = []
     for symbol, g in df.groupby("symbol", sort=False):
         g = g.reset_index(drop=True)

@@ -6,7 +6,7 @@
 from __future__ import annotations
 from ..core import WorkbenchError, atomic_write_text  # first: quiets dependency notices
 from ..core import host_name, process_rank, read_mapping_file
-import ast, contextlib, json, os, re, shutil, signal, socket, subprocess, sys, threading, time
+import ast, contextlib, json, math, os, re, shutil, signal, socket, subprocess, sys, threading, time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional, Union
@@ -98,6 +98,8 @@ def _check_value(p: NotebookParameter, value, where: str):
           "list": isinstance(value, (list, tuple)), "dict": isinstance(value, dict)}[t]
     if not ok:
         raise JobError(f"parameter {p.name} of {where} must be {t} (its default is {p.default!r}), got {value!r}")
+    if t == "float" and not math.isfinite(value):
+        raise JobError(f"parameter {p.name} of {where} must be a finite number, got {value!r}")
     return float(value) if t == "float" else list(value) if t == "list" else value
 
 def check_parameters(declared: dict[str, NotebookParameter], values: dict, where: str = "the notebook") -> dict:

@@ -1,0 +1,236 @@
+"""Bad input of every kind, as a table: each case is refused with exit code 2 (or the project's own error type, from
+Python) and one line naming the problem, no traceback, and nothing written. The commands run in-process (`main`), in a
+folder of their own that must stay as it was."""
+
+import contextlib, io, math, os
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+from workbench.cli import main
+from workbench.core import WorkbenchError
+
+TRAIN_NB = str(ROOT / "nbs" / "experiments" / "train.ipynb")
+HUGE = "a" * 300
+
+TRAIN = [
+    (["--env", "gym:NoSuchEnv-v0"], "unknown env 'gym:NoSuchEnv-v0'"),
+    (["--env", "puffer:nosuch"], "unknown env 'puffer:nosuch'"),
+    (["--env", "atari:pong"], "no module named 'atari'"),
+    (["--env", "my-envs:make"], "unknown env source 'my-envs'"),
+    (["--env", ""], "env spec must be a non-empty string"),
+    (["--env", "trading?cost_bps=abc"], "option 'cost_bps' expects a finite number, got 'abc'"),
+    (["--env", "trading?cost_bps=inf"], "option 'cost_bps' expects a finite number, got 'inf'"),
+    (["--env", "trading?symbol=AAPL"], "unknown option 'symbol' (make_trading takes"),
+    (["--env", "trading?data=missing.csv"], "missing.csv"),
+    (["--env", "trading?split=nope"], "split"),
+    (["--env", "gym:CartPole-v1?length=3"], "unknown option 'length' (CartPoleEnv takes render_mode)"),
+    (["--env", "gym:CartPole-v1?bad"], "option 'bad' is not NAME=VALUE"),
+    (["--env", "nosuchenv"], "unknown env 'nosuchenv'"),
+    (["--learning-rate", "-3e-4"], "learning_rate must be positive"),
+    (["--learning-rate", "0"], "learning_rate must be positive"),
+    (["--learning-rate", "fast"], "config key 'learning_rate' expects float, got 'fast'"),
+    (["--num-envs", "1000000000"], "would need about"),
+    (["--num-steps", "100000000", "--num-envs", "64"], "the rollout buffer"),
+    (["--total-timesteps", "1.5"], "config key 'total_timesteps' expects int"),
+    (["--total-timesteps", "0"], "total_timesteps must be at least 1"),
+    (["--total-timesteps", "many"], "config key 'total_timesteps' expects int"),
+    (["--num-envs", "2.5"], "config key 'num_envs' expects int"),
+    (["--num-envs", "0"], "num_envs must be at least 1"),
+    (["--num-steps", "0"], "num_steps must be at least 1"),
+    (["--num-minibatches", "0"], "num_minibatches must be at least 1"),
+    (["--num-envs", "3", "--num-steps", "5", "--num-minibatches", "4"], "is not divisible by num_minibatches 4"),
+    (["--update-epochs", "0"], "update_epochs must be at least 1"),
+    (["--clip-coef", "2"], "clip_coef must be in [0, 1]"),
+    (["--ent-coef", "-1"], "ent_coef must be non-negative"),
+    (["--max-grad-norm", "-1"], "max_grad_norm must be non-negative"),
+    (["--gamma", "1.5"], "gamma must be in [0, 1]"),
+    (["--gae-lambda", "-0.1"], "gae_lambda must be in [0, 1]"),
+    (["--target-kl", "0"], "target_kl must be positive or None"),
+    (["--policy", "cnn"], "config key 'policy' must be one of"),
+    (["--hidden-size", "0"], "hidden_size must be at least 1"),
+    (["--policy", "transformer", "--num-heads", "3"], "num_heads (3) must divide hidden_size (64)"),
+    (["--window", "0"], "window must be at least 1"),
+    (["--seed", "-1"], "seed must be in [0, 2**31)"),
+    (["--seed", "1180591620717411303424"], "seed must be in [0, 2**31)"),
+    (["--seed", "abc"], "config key 'seed' expects int"),
+    (["--device", "tpu"], "config key 'device' must be one of"),
+    (["--backend", "ray"], "config key 'backend' must be one of"),
+    (["--num-workers", "0"], "num_workers must be at least 1"),
+    (["--num-envs", "6", "--backend", "multiprocessing", "--num-workers", "4"], "must be divisible by num_workers"),
+    (["--checkpoint-every", "-1"], "checkpoint_every must be >= 0"),
+    (["--eval-every", "-1"], "eval_every must be >= 0"),
+    (["--keep-last", "0"], "keep_last must be at least 1"),
+    (["--eval-episodes", "0"], "eval_episodes must be at least 1"),
+    (["--torch-threads", "0"], "torch_threads must be at least 1"),
+    (["--name", HUGE], "run name must be 1 to 100 characters"),
+    (["--name", "a/b"], "run name must be 1 to 100 characters without '/'"),
+    (["--runs-dir", "a-file"], "runs folder 'a-file' cannot hold the run store"),
+    (["--runs-dir", "/proc/workbench-runs"], "cannot hold the run store"),
+    (["--no-such-flag", "1"], "unrecognized arguments: --no-such-flag"),
+    (["--learning-rat", "0.001"], "unrecognized arguments: --learning-rat"),  # no abbreviations
+    (["--resume", "missing.pt"], "checkpoint not found"),
+    (["--resume", "corrupt.pt"], "is corrupt or not a workbench checkpoint"),
+    (["--config", "missing.toml"], "config file not found"),
+    (["--config", "unknown.yaml"], "unknown config (from"),
+    (["--config", "badtype.toml"], "config key 'gamma' expects float, got 'high'"),
+    (["--config", "broken.toml"], "cannot parse config file"),
+    (["--config", "inf.yaml"], "config key 'learning_rate' must be a finite number"),
+    (["--config", "list.yaml"], "must hold a table of keys"),
+    (["--config", "params.txt"], "must end in"),
+]
+# every float setting refuses the non-finite values, whichever way they come in
+FLOATS = ["learning-rate", "ent-coef", "vf-coef", "clip-coef", "max-grad-norm", "gamma", "gae-lambda", "target-kl"]
+TRAIN += [
+    ([f"--{k}", v], f"config key '{k.replace('-', '_')}' must be a finite number")
+    for k in FLOATS
+    for v in ("inf", "nan", "-inf")
+]
+
+OTHERS = [
+    (["eval", "missing.pt"], "checkpoint not found"),
+    (["eval", "corrupt.pt"], "is corrupt"),
+    (["eval", "missing.pt", "--episodes", "0"], "--episodes must be at least 1"),
+    (["eval", "missing.pt", "--split", "nope"], "invalid choice: 'nope'"),
+    (["eval", "missing.pt", "--episodes", "x"], "invalid int value"),
+    (["export", "missing.pt"], "say where to write the model: --onnx FILE"),
+    (["export", "missing.pt", "--onnx", "p.onnx"], "checkpoint not found"),
+    (["export", "missing.pt", "--onnx", "/nonexistent/dir/p.onnx"], "does not exist (create it first)"),
+    (["envs", "--bogus"], "unrecognized arguments: --bogus"),
+    (["serve", "--port", "99999"], "--port must be in 0..65535"),
+    (["serve", "--port", "-1"], "--port must be in 0..65535"),
+    (["serve", "--port", "abc"], "invalid int value"),
+    (["serve", "--address", "0.0.0.0"], "refusing to serve on non-loopback address"),
+    (["serve", "--token", "short"], "--token must be at least 8 characters"),
+    (["serve", "--port", "busy"], "Address already in use"),
+    (["run", "missing.ipynb"], "missing.ipynb"),
+    (["run", TRAIN_NB, "-p", "learning_rat", "0.1"], "unknown parameter 'learning_rat' for train.ipynb"),
+    (["run", TRAIN_NB, "-p", "seed", "three"], "parameter seed of train.ipynb must be int"),
+    (["run", TRAIN_NB, "-p", "learning_rate", "inf"], "learning_rate"),
+    (["run", TRAIN_NB, "-f", "missing.yaml"], "missing.yaml"),
+    (["run", TRAIN_NB, "--processes", "0"], "--processes must be at least 1"),
+    (["batch", TRAIN_NB, "--grid", "seed="], "seed"),
+    (["batch", TRAIN_NB, "--grid", "nosuch=1,2"], "nosuch"),
+    (["batch", TRAIN_NB, "--grid", "seed=1,2", "--max-parallel", "0"], "--max-parallel must be at least 1"),
+    (["judge", "score", "--response", "x"], "--query"),
+    (["judge", "score", "--query", "q", "--response-file", "missing.py"], "missing.py"),
+    (["judge", "benchmark", "--tasks", "0"], "--tasks must be"),
+    (["judge", "benchmark", "--judges", "nosuch"], "nosuch"),
+    (["nosuchcommand"], "invalid choice: 'nosuchcommand'"),
+]
+
+FILES = {
+    "a-file": "not a folder",
+    "corrupt.pt": "\x00garbage" * 10,
+    "unknown.yaml": "learning_rat: 0.1\n",
+    "badtype.toml": "[ppo]\ngamma = 'high'\n",
+    "broken.toml": "[ppo\n",
+    "inf.yaml": "learning_rate: .inf\n",
+    "list.yaml": "- 1\n- 2\n",
+    "params.txt": "seed: 1\n",
+}
+
+
+@pytest.fixture
+def folder(tmp_path, monkeypatch):
+    for name, text in FILES.items():
+        (tmp_path / name).write_text(text)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def listing(root: Path) -> dict:
+    return {str(p.relative_to(root)): p.stat().st_mtime for p in root.rglob("*")}
+
+
+def run_main(argv: list) -> tuple[int, str]:
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        try:
+            code = main(argv)
+        except SystemExit as e:  # argparse
+            code = e.code
+    return code, err.getvalue()
+
+
+@pytest.mark.parametrize(
+    "argv,message",
+    [(["train", *a], m) for a, m in TRAIN] + OTHERS,
+    ids=[" ".join(["train", *a])[:60] for a, _ in TRAIN] + [" ".join(a)[:60] for a, _ in OTHERS],
+)
+def test_bad_command_line_input(folder, argv, message):
+    import socket
+
+    before = listing(folder)
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        argv = [str(busy.getsockname()[1]) if a == "busy" else a for a in argv]
+        code, err = run_main(argv)
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and message in lines[0], (code, err[-1500:])
+    assert "Traceback" not in err
+    assert listing(folder) == before, "bad input must write nothing"
+
+
+def test_bad_trading_data_is_one_line(folder):
+    (folder / "AAPL.csv").write_text("date,open,high,low,close,volume\nnot-a-date,1,1,1,1,1\n2000-01-04,1,1,1,1,1\n")
+    (folder / "NOCLOSE.csv").write_text("date,open,high,low,volume\n2000-01-03,1,1,1,1\n")
+    for data, message in (("AAPL.csv", "AAPL.csv"), ("NOCLOSE.csv", "close")):
+        before = listing(folder)
+        code, err = run_main(["train", "--env", f"trading?data={data}"])
+        assert code == 2 and len(err.strip().splitlines()) == 1 and message in err, err
+        assert listing(folder) == before
+
+
+def _cartpole_policy():
+    from workbench.env.make import make_env
+    from workbench.policy import PolicyConfig, make_policy
+
+    with contextlib.closing(make_env("gym:CartPole-v1", num_envs=1)) as env:
+        return make_policy(env.single_observation_space, env.single_action_space, PolicyConfig())
+
+
+def _python_cases(folder):
+    from workbench.env import make_env, register_env
+    from workbench.env.make import EnvConfig
+    from workbench.env.spec import parse_spec
+    from workbench.judge.episodes import evaluate_policy
+    from workbench.judge.sandbox import Limits
+    from workbench.policy import PolicyConfig
+    from workbench.runs.store import RunStore
+    from workbench.train.config import PPOConfig, RunConfig, TrainConfig
+
+    return [
+        (lambda: TrainConfig.from_dict(None), "config must be a mapping of settings"),
+        (lambda: TrainConfig.from_dict({"policy": {"policy": "cnn"}}), "must be one of"),
+        (lambda: TrainConfig.from_dict({"learning_rat": 0.1}), "unknown config key 'learning_rat'"),
+        (lambda: PPOConfig(learning_rate="abc"), "config key 'learning_rate' expects float, got 'abc'"),
+        (lambda: PPOConfig(clip_coef=math.nan), "config key 'clip_coef' must be a finite number"),
+        (lambda: PPOConfig(vf_coef=math.inf), "config key 'vf_coef' must be a finite number"),
+        (lambda: PPOConfig(total_timesteps=1.5), "config key 'total_timesteps' expects int, got 1.5"),
+        (lambda: PolicyConfig(hidden_size=True), "config key 'hidden_size' expects int, got True"),
+        (lambda: RunConfig(seed=2**70), "seed must be in [0, 2**31)"),
+        (lambda: EnvConfig(env=5), "config key 'env' expects str, got 5"),
+        (lambda: make_env(num_envs="8"), "config key 'num_envs' expects int, got '8'"),
+        (lambda: make_env("gym:CartPole-v1", num_envs=0), "num_envs must be at least 1"),
+        (lambda: RunStore(folder / "a-file"), "cannot hold the run store"),
+        (lambda: register_env("", lambda: None), "env names are words"),
+        (lambda: register_env("x", "not callable"), "the creator must be callable"),
+        (lambda: parse_spec(""), "env spec must be a non-empty string"),
+        (lambda: evaluate_policy(_cartpole_policy(), "gym:Acrobot-v1", episodes=2), "the policy was built for"),
+        (lambda: Limits(cpu_s=-1), "sandbox limit cpu_s must be positive"),
+        (lambda: Limits(cpu_s=math.nan), "config key 'cpu_s' must be a finite number"),
+    ]
+
+
+def test_bad_python_api_input(folder):
+    "The Python API raises the project's own error types, with the command line's messages, and writes nothing."
+    before = listing(folder)
+    for i, (call, message) in enumerate(_python_cases(folder)):
+        with pytest.raises(WorkbenchError) as e:
+            call()
+        assert message in str(e.value) and "\n" not in str(e.value), (i, str(e.value))
+    assert listing(folder) == before
+    assert os.getcwd() == str(folder)
