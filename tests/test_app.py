@@ -321,7 +321,8 @@ def test_a_foreign_host_header_gets_403_and_every_answer_carries_security_header
         status, headers, _ = raw_request(server.port, "/runs", f"127.0.0.1:{server.port}")
         assert status == 200 and headers["X-Content-Type-Options"] == "nosniff"
         assert (
-            headers["Referrer-Policy"] == "no-referrer" and "default-src 'self'" in headers["Content-Security-Policy"]
+            headers["Referrer-Policy"] == "no-referrer"
+            and "frame-ancestors 'self'" in headers["Content-Security-Policy"]
         )
     finally:
         server.stop()
