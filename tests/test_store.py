@@ -56,3 +56,35 @@ def test_many_processes_open_a_new_store_at_once(tmp_path):
             p.join(120)
         assert [p.exitcode for p in procs] == [0] * 8, f"attempt {attempt}: {[p.exitcode for p in procs]}"
         assert len(RunStore(runs_dir).runs()) == 8
+
+
+def test_a_killed_run_reads_as_interrupted_with_how_to_resume(tmp_path):
+    "SIGKILL leaves no chance to record an end: the store sees the pid gone and says `interrupted`, and how to resume."
+    import json, signal, subprocess
+
+    from conftest import WORKBENCH, wait_for
+    from workbench.app.pages import run_head
+
+    args = ["train", "--total-timesteps", "50000000", "--checkpoint-every", "1", "--eval-every", "0", "--quiet"]
+    proc = subprocess.Popen([*WORKBENCH, *args, "--runs-dir", str(tmp_path)], stdout=subprocess.DEVNULL)
+    try:
+        store = RunStore(tmp_path)
+        run = wait_for(
+            lambda: [r for r in store.runs() if r["status"] == "running" and r["global_step"] > 0],
+            timeout=120,
+            what="the run to train",
+        )[0]
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(30)
+    run = store.get_run(run["id"])
+    assert run["status"] == "interrupted" and [r["id"] for r in store.runs("interrupted")] == [run["id"]]
+    assert f"workbench train --resume {run['run_dir']}" in run_head(run)
+    resumed = subprocess.run(
+        [*WORKBENCH, "train", "--resume", run["run_dir"], "--total-timesteps", "1", "--json", "--quiet"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    assert store.get_run(run["id"])["status"] in ("finished", "stopped"), json.loads(resumed.stdout.splitlines()[-1])

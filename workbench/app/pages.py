@@ -31,7 +31,10 @@ def run_head(run: dict, live_link: str = "") -> str:
             f"<p>{html.escape(run['status'])} · {html.escape(str(run['env']))} · {html.escape(str(run['policy']))} policy · "
             f"step {fmt_number(run['global_step'])} · best eval return {fmt_number(run['best_return'])} · "
             f"last return {fmt_number(run['last_return'])} · started {fmt_time(run['started_at'] or run['created_at'])} · "
-            f"ran {took}</p>")
+            f"ran {took}</p>"
+            + (f"<p class='wb-interrupted'>Its process is gone (killed before it could record an end). Resume it from "
+               f"its newest checkpoint: <code>workbench train --resume {html.escape(str(run['run_dir']))}</code></p>"
+               if run["status"] == "interrupted" else ""))
 
 # %% ../../nbs/07e_app.pages.ipynb #b2c0e005
 def _short(v) -> str:

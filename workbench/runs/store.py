@@ -164,18 +164,34 @@ def _row(r: sqlite3.Row) -> dict:
             except json.JSONDecodeError: pass
     return d
 
+def _left_behind(run: dict) -> bool:
+    """Whether a run recorded as live (created, running, paused) belongs to a process on this host that is gone, or whose
+    pid a later process took: it was killed (SIGKILL, a crash, the machine) before it could record an end."""
+    if run["status"] not in ("created", "running", "paused") or not run.get("pid") or run.get("host") != host_name():
+        return False
+    import psutil
+    try: p = psutil.Process(run["pid"])
+    except psutil.NoSuchProcess: return True
+    try: return p.status() == psutil.STATUS_ZOMBIE or p.create_time() > (run["started_at"] or run["created_at"]) + 1
+    except psutil.NoSuchProcess: return True
+
+def _run_row(r: sqlite3.Row) -> dict:
+    "A run's row; one left behind by a dead process reads `interrupted` (resume it with `workbench train --resume`)."
+    d = _row(r)
+    if _left_behind(d): d["status"] = "interrupted"
+    return d
+
 @patch
 def runs(self: RunStore, status: Optional[str] = None) -> list[dict]:
     "All runs, newest first (optionally only those with `status`)."
-    q, args = "SELECT * FROM runs", ()
-    if status: q, args = q + " WHERE status = ?", (status,)
-    return [_row(r) for r in self.db.execute(q + " ORDER BY created_at DESC", args)]
+    rows = [_run_row(r) for r in self.db.execute("SELECT * FROM runs ORDER BY created_at DESC")]
+    return [r for r in rows if status is None or r["status"] == status]
 
 @patch
 def get_run(self: RunStore, run_id: str) -> Optional[dict]:
     "One run, or None."
     r = self.db.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
-    return _row(r) if r else None
+    return _run_row(r) if r else None
 
 @patch
 def metrics(self: RunStore, run_id: str, key: Optional[str] = None) -> list[dict]:
@@ -271,7 +287,7 @@ class StoreSink:
             if e.kind == Kind.STATUS:
                 st = d["status"]
                 fields = {"status": st}
-                if st == "running": fields["started_at"] = e.time
+                if st == "running": fields.update(started_at=e.time, pid=os.getpid(), host=host_name())   # (resumed too)
                 if st in FINAL_STATUSES: fields["ended_at"] = e.time
                 s.update_run(rid, **fields)
             s.log_event(rid, e.step, e.kind, e.data, e.time)
