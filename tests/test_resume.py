@@ -42,7 +42,7 @@ def test_sigkill_then_resume(runs_dir):
     assert 0 < last_step < TOTAL
     store = RunStore(runs_dir)
     (run,) = store.runs()
-    assert run["status"] == "running"  # killed: nobody had the chance to say otherwise
+    assert run["status"] == "interrupted"  # killed: nobody recorded an end, and its process is gone
 
     r = workbench("train", "--resume", run_dir, "--quiet", "--json")
     assert r.returncode == 0, r.stderr
