@@ -14,7 +14,7 @@ from .jobs.commands import add_job_commands
 
 # %% auto #0
 __all__ = ['ALIASES', 'JUDGE_NAMES', 'Parser', 'fail', 'add_config_flags', 'build_config', 'cmd_train', 'load_policy', 'cmd_eval',
-           'eval_trading', 'cmd_envs', 'cmd_serve', 'cmd_export', 'make_judges', 'cmd_judge_score',
+           'checkpoint_origin', 'eval_trading', 'cmd_envs', 'cmd_serve', 'cmd_export', 'make_judges', 'cmd_judge_score',
            'cmd_judge_benchmark', 'make_parser', 'main']
 
 # %% ../nbs/08_cli.ipynb #8426bc6a
@@ -51,13 +51,21 @@ def add_config_flags(parser: argparse.ArgumentParser) -> None:
             else:
                 group.add_argument(*flags, dest=f.name, default=argparse.SUPPRESS, metavar=f.name.upper(), help=helptext)
 
-def build_config(args: argparse.Namespace, base: Optional[dict] = None):
-    "Defaults < `base` (a resumed run's config) < `--config FILE` < flags -> a validated `TrainConfig`."
-    from workbench.train.config import TrainConfig, SECTIONS
+def build_config(args: argparse.Namespace, base: Optional[dict] = None, tuned: Optional[dict] = None):
+    """Defaults < the env's tuned settings (only for a new run, unless `--no-tuned`) < `base` (a resumed run's config)
+    < `--config FILE` < flags -> a validated `TrainConfig`; `tuned` (a dict) receives the tuned settings applied."""
+    from workbench.train.config import TrainConfig, SECTIONS, tuned_settings
     keys = {f.name for cls in SECTIONS.values() for f in dataclasses.fields(cls)}
+    given = {}
+    for k, v in (load_config_file(args.config) if getattr(args, "config", None) else {}).items():
+        given.update(v if k in SECTIONS and isinstance(v, dict) else {k: v})
+    given.update({k: v for k, v in vars(args).items() if k in keys})
     merged = dict(TrainConfig.from_dict(base).flat()) if base else {}
-    if getattr(args, "config", None): merged.update(load_config_file(args.config))
-    merged.update({k: v for k, v in vars(args).items() if k in keys})
+    if base is None and getattr(args, "tuned", True):
+        applied = {k: v for k, v in tuned_settings(given.get("env", TrainConfig().env.env)).items() if k not in given}
+        merged.update(applied)
+        if tuned is not None: tuned.update(applied)
+    merged.update(given)
     where = f"config (from {args.config} or flags)" if getattr(args, "config", None) else "config"
     return TrainConfig.from_dict(merged, where=where)
 
@@ -66,6 +74,7 @@ def cmd_train(args) -> int:
     "Train (or resume) a run; prints a progress bar, then a summary (one JSON line with --json)."
     from workbench.train.checkpoint import find_checkpoint, load_checkpoint
     from workbench.env.make import resolve_env
+    from workbench.env.spec import parse_spec
     from workbench.train.runner import new_trainer, train_run
     from workbench.runs.sinks import ProgressSink, WandbSink
 
@@ -75,8 +84,12 @@ def cmd_train(args) -> int:
         path = find_checkpoint(args.resume)
         state = load_checkpoint(path)
         run_dir = path.parent.parent if path.parent.name == "checkpoints" else path.parent
-    cfg = build_config(args, base=state["config"] if state else None)
+    tuned = {}
+    cfg = build_config(args, base=state["config"] if state else None, tuned=tuned)
     resolve_env(cfg.env.env)
+    if tuned and os.environ.get("RANK", "0") == "0":
+        print(f"workbench: tuned settings for {parse_spec(cfg.env.env).base} (give a flag to override one, --no-tuned "
+              "to skip them): " + ", ".join(f"{k}={v}" for k, v in tuned.items()), file=sys.stderr)
     trainer = new_trainer(cfg, resume=state, run_dir=run_dir)   # builds the env; checks checkpoint spaces
 
     # 2. Record the run (on the main process only: other ranks of a distributed run train, and leave
@@ -100,13 +113,13 @@ def cmd_train(args) -> int:
     return 0
 
 # %% ../nbs/08_cli.ipynb #22a47608
-def load_policy(checkpoint: str, env: Optional[str] = None, device: str = "cpu"):
-    "Policy and config from a checkpoint; with `env`, check the checkpoint fits that env's spaces."
+def load_policy(checkpoint: str, env: Optional[str] = None, device: str = "cpu", pick: str = "last"):
+    "Policy and config from a checkpoint (in a run folder: see `find_checkpoint`); with `env`, check it fits that env's spaces."
     from workbench.train.checkpoint import find_checkpoint, load_checkpoint
     from workbench.train.config import TrainConfig
     from workbench.env.make import agents_per_env, make_env, describe_spaces
     from workbench.policy import make_policy
-    path = find_checkpoint(checkpoint)
+    path = find_checkpoint(checkpoint, pick)
     state = load_checkpoint(path)
     cfg = TrainConfig.from_dict(state["config"])
     spec = env or cfg.env.env
@@ -130,7 +143,8 @@ def cmd_eval(args) -> int:
     if args.episodes < 1: return fail(f"--episodes must be at least 1, got {args.episodes}")
     device = resolve_device(args.device)
     torch.set_num_threads(1)
-    policy, cfg, spec, path = load_policy(args.checkpoint, args.env, device)
+    policy, cfg, spec, path = load_policy(args.checkpoint, args.env, device, pick=args.pick)
+    print(f"checkpoint: {path} ({checkpoint_origin(path)})", file=sys.stderr)
     seed_everything(args.seed)
     from workbench.env.spec import parse_spec
     if parse_spec(spec).name == "trading": return eval_trading(args, policy, spec, path, device)
@@ -146,6 +160,17 @@ def cmd_eval(args) -> int:
                   f"(95% CI {r['ci95'][0]:.1f} to {r['ci95'][1]:.1f}; min {r['min_return']:.1f}, max {r['max_return']:.1f})")
             if r.get("agents"): print(" " * 12 + "per agent: " + ", ".join(f"{n} {v:.1f}" for n, v in r["agents"].items()))
     return 0
+
+def checkpoint_origin(path) -> str:
+    "Which checkpoint of its run `path` is, in words: the best-scoring, a step's, or a file given as such."
+    from workbench.train.checkpoint import load_checkpoint
+    state, path = load_checkpoint(path), Path(path)
+    step, score = state.get("counters", {}).get("global_step"), state.get("score")
+    at = f"step {step:,}" if isinstance(step, int) else "an unknown step"
+    scored = f", greedy return {score:.1f} when saved" if score is not None else ""
+    if path.name == "best.pt": return f"the run's best-scoring checkpoint: {at}{scored}"
+    if path.name.startswith("step_"): return f"the run's checkpoint of {at}{scored}"
+    return f"saved at {at}{scored}"
 
 def eval_trading(args, policy, spec: str, path, device: str) -> int:
     "The trading evaluation of `workbench eval`: the split walked once per symbol, against buy-and-hold and flat."
@@ -290,6 +315,8 @@ def make_parser(argv: Optional[list[str]] = None) -> Parser:
     t.add_argument("--resume", metavar="RUN_DIR_OR_CHECKPOINT", help="continue a run from its newest checkpoint (or this one)")
     t.add_argument("--json", action="store_true", help="print the summary as one JSON line")
     t.add_argument("--quiet", action="store_true", help="no progress bar")
+    t.add_argument("--tuned", action=argparse.BooleanOptionalAction, default=True,
+                   help="apply the env's tuned settings (workbench.train.config.TUNED) to what is not given (default: on)")
     args = sys.argv[1:] if argv is None else argv
     command = next((a for a in args if not a.startswith("-")), None)
     if command in (None, "train"): add_config_flags(t)
@@ -298,6 +325,8 @@ def make_parser(argv: Optional[list[str]] = None) -> Parser:
     e.add_argument("checkpoint", help="checkpoint file or run folder")
     e.add_argument("--episodes", type=int, default=100, help="episodes per mode (default: 100)")
     e.add_argument("--env", help="env spec (default: the one it was trained on)")
+    e.add_argument("--pick", choices=["best", "last"], default="best",
+                   help="for a run folder: its best-scoring checkpoint (best.pt) or its newest (default: best)")
     e.add_argument("--seed", type=int, default=12345, help="evaluation seed (default: 12345)")
     e.add_argument("--device", default="cpu", help="auto, cpu or cuda (default: cpu)")
     e.add_argument("--split", choices=["train", "val", "test"], help="trading: the dated split to walk (default: test)")

@@ -32,7 +32,11 @@ class GreedyPolicy(nn.Module):
         head = p.head
         if hasattr(head, "nvec"):
             action = torch.stack([z.argmax(-1) for z in params.split(head.nvec, -1)], -1)
-        elif hasattr(head, "dim"): action = params[..., :head.dim]
+        elif hasattr(head, "dim"):
+            action, space = params[..., :head.dim], p.action_space
+            if np.isfinite(space.low).all() and np.isfinite(space.high).all():   # as the env receives it
+                low, high = (torch.as_tensor(b, dtype=action.dtype).reshape(-1) for b in (space.low, space.high))
+                action = torch.maximum(torch.minimum(action, high), low)
         else: action = params.argmax(-1)
         new = () if new is None else (tuple(new) if isinstance(new, tuple) else (new,))
         return (action, params, *new)

@@ -133,6 +133,8 @@ class PolicyConfig:
     "transformer: attention heads (must divide hidden_size)"
     obs_norm: bool = False
     "normalise observations by running mean and variance"
+    separate_critic: Optional[bool] = None
+    "mlp: the critic gets its own network instead of sharing the actor's (None: separate for continuous actions)"
 
     def __post_init__(self):
         check_types(self)
@@ -140,6 +142,8 @@ class PolicyConfig:
             if getattr(self, k) < 1: raise ConfigError(f"{k} must be at least 1, got {getattr(self, k)}")
         if self.hidden_size % self.num_heads:
             raise ConfigError(f"num_heads ({self.num_heads}) must divide hidden_size ({self.hidden_size})")
+        if self.separate_critic and self.policy != "mlp":
+            raise ConfigError(f"separate_critic applies to mlp policies ({self.policy} has its own layout)")
 
 class Policy(nn.Module):
     "Actor-critic base: preprocess -> encode -> (action head, value head)."
@@ -180,13 +184,20 @@ class Policy(nn.Module):
         return self.head.sample(params, greedy)[0], state
 
 class MLPPolicy(Policy):
-    "Feed-forward actor-critic with a shared tanh encoder."
+    "Feed-forward actor-critic: a tanh MLP shared by both heads, or (`separate_critic`) a second one for the critic."
     def __init__(self, obs_space, action_space, cfg: PolicyConfig):
         super().__init__(obs_space, action_space, cfg)
-        layers, d = [], self.obs_dim
-        for _ in range(cfg.num_layers): layers += [layer_init(nn.Linear(d, cfg.hidden_size)), nn.Tanh()]; d = cfg.hidden_size
-        self.encoder = nn.Sequential(*layers)
+        def mlp():
+            layers, d = [], self.obs_dim
+            for _ in range(cfg.num_layers): layers += [layer_init(nn.Linear(d, cfg.hidden_size)), nn.Tanh()]; d = cfg.hidden_size
+            return nn.Sequential(*layers)
+        self.encoder = mlp()
+        separate = is_continuous(action_space) if cfg.separate_critic is None else cfg.separate_critic
+        self.critic_encoder = mlp() if separate else None
     def encode(self, x, state): return self.encoder(x), None
+    def forward(self, x, state=None):
+        if self.critic_encoder is None: return super().forward(x, state)
+        return self.head(self.encoder(x)), self.critic(self.critic_encoder(x)).squeeze(-1), None
 
 # %% ../nbs/02a_policy.ipynb #6b489c4f
 class LSTMPolicy(Policy):

@@ -13,7 +13,8 @@ import numpy as np
 import torch
 
 # %% auto #0
-__all__ = ['FORMAT', 'rng_state', 'set_rng_state', 'save_checkpoint', 'load_checkpoint', 'CheckpointManager', 'find_checkpoint']
+__all__ = ['FORMAT', 'LEGACY_DEFAULTS', 'rng_state', 'set_rng_state', 'save_checkpoint', 'load_checkpoint', 'CheckpointManager',
+           'find_checkpoint']
 
 # %% ../../nbs/05b_train.checkpoint.ipynb #e35795cc
 def rng_state() -> dict:
@@ -35,6 +36,8 @@ def set_rng_state(state: dict) -> None:
 
 # %% ../../nbs/05b_train.checkpoint.ipynb #1f862a9e
 FORMAT = "workbench-checkpoint-v1"
+# Settings added after v1 whose defaults differ from what a checkpoint without them was trained with.
+LEGACY_DEFAULTS = {"policy": {"separate_critic": False}, "ppo": {"norm_reward": False, "bootstrap_truncated": False}}
 
 def save_checkpoint(state: dict, path: Union[str, Path]) -> Path:
     "Write checkpoint `state` to `path` atomically."
@@ -51,6 +54,8 @@ def load_checkpoint(path: Union[str, Path], map_location="cpu") -> dict:
         raise CheckpointError(f"checkpoint {path} is corrupt or not a workbench checkpoint ({first[:120]})") from None
     if not isinstance(state, dict) or state.get("format") != FORMAT:
         raise CheckpointError(f"checkpoint {path} is not a workbench checkpoint (no '{FORMAT}' marker)")
+    for section, values in LEGACY_DEFAULTS.items():   # settings added later: what older checkpoints did without them
+        for k, v in values.items(): state.setdefault("config", {}).setdefault(section, {}).setdefault(k, v)
     return state
 
 # %% ../../nbs/05b_train.checkpoint.ipynb #a05cd2c5
@@ -71,8 +76,8 @@ class CheckpointManager:
     def best_path(self) -> Path: return self.folder / "best.pt"
 
     def save(self, state: dict, step: int, score: Optional[float] = None) -> tuple[Path, bool]:
-        "Save `state` as the checkpoint of `step`; returns (path, whether it is the new best)."
-        path = save_checkpoint(state, self.folder / f"step_{step:012d}.pt")
+        "Save `state` (with its evaluation `score`) as the checkpoint of `step`; returns (path, whether it is the new best)."
+        path = save_checkpoint({**state, "score": score}, self.folder / f"step_{step:012d}.pt")
         best = score is not None and (self.best_score is None or score > self.best_score)
         if best:
             self.best_score = score
@@ -95,14 +100,16 @@ class CheckpointManager:
         steps = self.steps()
         return steps[-1] if steps else None
 
-def find_checkpoint(run_dir_or_checkpoint: Union[str, Path]) -> Path:
-    "A checkpoint file, or a run folder's newest step checkpoint (its best one if it has no other)."
+def find_checkpoint(run_dir_or_checkpoint: Union[str, Path], pick: str = "last") -> Path:
+    """A checkpoint file, or in a run folder its newest step checkpoint (`pick="last"`, what a resume continues from)
+    or its best-scoring one (`pick="best"`, what evaluation wants); either falls back to the other."""
     p = Path(run_dir_or_checkpoint)
     if p.is_file(): return p
     if p.is_dir():
         folder = p / "checkpoints" if (p / "checkpoints").is_dir() else p
         manager = CheckpointManager(folder)
-        found = manager.latest() or (manager.best_path if manager.best_path.exists() else None)
+        best = manager.best_path if manager.best_path.exists() else None
+        found = (best or manager.latest()) if pick == "best" else (manager.latest() or best)
         if found: return found
         raise CheckpointError(f"no checkpoint in {p} (expected {folder}/step_*.pt)")
     raise CheckpointError(f"checkpoint not found: {p}")

@@ -9,11 +9,12 @@ from dataclasses import dataclass, field, asdict
 from typing import Literal, Optional
 
 from ..core import ConfigError, check_types, config_from_dict
+from ..env.spec import parse_spec
 from ..env.make import EnvConfig
 from ..policy import PolicyConfig
 
 # %% auto #0
-__all__ = ['SECTIONS', 'LIVE_HPARAMS', 'KNOBS', 'live', 'PPOConfig', 'RunConfig', 'TrainConfig']
+__all__ = ['SECTIONS', 'LIVE_HPARAMS', 'KNOBS', 'TUNED', 'live', 'PPOConfig', 'RunConfig', 'TrainConfig', 'tuned_settings']
 
 # %% ../../nbs/05a_train.config.ipynb #73555320
 def live(default, slider: Optional[tuple] = None):
@@ -53,6 +54,10 @@ class PPOConfig:
     "gradient norm clip"
     target_kl: Optional[float] = live(None)
     "stop an update's epochs early once approx-KL exceeds this (None: never)"
+    norm_reward: bool = False
+    "divide rewards by a running std of the discounted return (gamma-aware scaling, as SB3's VecNormalize)"
+    bootstrap_truncated: bool = True
+    "where a time limit cuts an episode, add gamma x the value of its last state to the reward (not an ending)"
 
     def __post_init__(self):
         check_types(self)
@@ -166,4 +171,18 @@ class TrainConfig:
 
 LIVE_HPARAMS = tuple(f.name for f in dataclasses.fields(PPOConfig) if f.metadata.get("live"))
 KNOBS = {f.name: f.metadata["slider"] for f in dataclasses.fields(PPOConfig) if f.metadata.get("slider")}
+
+
+# %% ../../nbs/05a_train.config.ipynb #b8e3ebd8
+TUNED: dict[str, dict] = {
+    # rl-zoo's row, with a critic of its own (the policy's default for continuous actions), no value clipping
+    # (it clips at clip_coef in return units) and rewards scaled by the return's std
+    "gym:Pendulum-v1": dict(num_envs=4, num_steps=1024, gamma=0.9, gae_lambda=0.95, update_epochs=10,
+                            learning_rate=1e-3, anneal_lr=False, num_minibatches=64, ent_coef=0.0,
+                            clip_vloss=False, total_timesteps=100_000),
+}
+
+def tuned_settings(env: str) -> dict:
+    "The tuned settings of `env` (looked up by its spec without options; {} for an env without a row)."
+    return dict(TUNED.get(parse_spec(env).base, {}))
 

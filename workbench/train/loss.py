@@ -8,7 +8,7 @@ from typing import NamedTuple
 import torch
 
 # %% auto #0
-__all__ = ['compute_gae', 'PPOStats', 'ppo_loss']
+__all__ = ['compute_gae', 'PPOStats', 'ppo_loss', 'RewardScale']
 
 # %% ../../nbs/05c_train.loss.ipynb #49837cf8
 def compute_gae(rewards: torch.Tensor, values: torch.Tensor, dones: torch.Tensor, next_value: torch.Tensor,
@@ -54,3 +54,30 @@ def ppo_loss(new_logprob: torch.Tensor, entropy: torch.Tensor, new_value: torch.
         approx_kl = ((ratio - 1) - logratio).mean()
         clipfrac = ((ratio - 1).abs() > clip_coef).float().mean()
     return loss, PPOStats(policy_loss.detach(), value_loss.detach(), entropy_mean.detach(), approx_kl, clipfrac)
+
+# %% ../../nbs/05c_train.loss.ipynb #b9b62931
+class RewardScale:
+    "Scales rewards by 1 / running std of the discounted return, clipped to ±`clip` (gamma-aware reward normalisation)."
+    def __init__(self, num_envs: int, gamma: float, clip: float = 10.0, eps: float = 1e-8, device="cpu"):
+        self.gamma, self.clip, self.eps = gamma, clip, eps
+        self.ret = torch.zeros(num_envs, device=device, dtype=torch.float64)
+        scalar = lambda v: torch.tensor(float(v), dtype=torch.float64, device=device)
+        self.mean, self.var, self.count = scalar(0.0), scalar(1.0), scalar(eps)
+
+    @torch.no_grad()
+    def __call__(self, rewards: torch.Tensor, dones: torch.Tensor) -> torch.Tensor:
+        "Scaled `rewards` (num_envs,); `dones` (float) marks envs whose episode ended at this step."
+        self.ret.mul_(self.gamma).add_(rewards)
+        n, m, v = self.ret.numel(), self.ret.mean(), self.ret.var(unbiased=False)
+        delta, total = m - self.mean, self.count + n   # Chan et al.'s parallel update, as `RunningNorm`
+        self.mean += delta * n / total
+        self.var = (self.var * self.count + v * n + delta ** 2 * self.count * n / total) / total
+        self.count = total
+        self.ret.mul_(1.0 - dones.double())
+        return (rewards / (self.var + self.eps).sqrt().float()).clamp(-self.clip, self.clip)
+
+    def state_dict(self) -> dict: return {"mean": self.mean.item(), "var": self.var.item(), "count": self.count.item()}
+    def load_state_dict(self, state: dict) -> None:
+        for k in ("mean", "var", "count"):
+            setattr(self, k, torch.tensor(float(state[k]), dtype=torch.float64, device=self.ret.device))
+

@@ -16,7 +16,7 @@ from .config import LIVE_HPARAMS, TrainConfig
 from ..runs.events import Controls, EventBus, Kind, Metric
 from .checkpoint import CheckpointManager, rng_state, set_rng_state
 from ..judge.episodes import episode_stats, evaluate_policy
-from .loss import PPOStats, compute_gae, ppo_loss
+from .loss import PPOStats, RewardScale, compute_gae, ppo_loss
 
 # %% auto #0
 __all__ = ['RolloutBuffer', 'PPOTrainer']
@@ -64,6 +64,7 @@ class PPOTrainer:
         self.status, self.paused, self._stop = "created", False, False
         self.paused_seconds = 0.0   # time spent paused: left out of steps per second
         self.checkpoints = CheckpointManager(self.run_dir / "checkpoints", cfg.run.keep_last) if self.run_dir else None
+        self.reward_scale = RewardScale(cfg.env.num_envs, cfg.ppo.gamma, device=self.device) if cfg.ppo.norm_reward else None
         if resume is not None: self.load_state(resume)
         self._build_buffer()
 
@@ -94,7 +95,8 @@ class PPOTrainer:
     @torch.no_grad()
     def collect_rollout(self) -> dict:
         "Fill the buffer with `num_steps` steps of every env; returns timing and episode stats."
-        b, policy, T = self.buffer, self.policy, self.cfg.ppo.num_steps
+        b, policy, ppo = self.buffer, self.policy, self.cfg.ppo
+        T = ppo.num_steps
         if policy.recurrent: b.initial_state = tuple(s.clone() for s in self.state)
         finished, info_sums, info_counts = [], collections.defaultdict(float), collections.defaultdict(int)
         env_time = forward_time = 0.0
@@ -115,8 +117,12 @@ class PPOTrainer:
             self.next_obs, rewards, terminals, truncations, infos, _, masks = self.vecenv.recv()
             t2 = time.perf_counter()
             done = terminals | truncations
-            b.rewards[t] = torch.from_numpy(rewards).to(self.device, non_blocking=True)
             done_t = torch.from_numpy(done).to(self.device, dtype=torch.float32)
+            r = torch.from_numpy(rewards).to(self.device, non_blocking=True)
+            if self.reward_scale: r = self.reward_scale(r, done_t)
+            if ppo.bootstrap_truncated and truncations.any():   # cut, not ended: V(s_t) stands in for V(s_t+1)
+                r = r + ppo.gamma * value * torch.from_numpy(truncations & ~terminals).to(self.device)
+            b.rewards[t] = r
             b.dones[t] = self.next_start = done_t
             self.ep_return += rewards; self.ep_length += 1
             if done.any():
@@ -296,7 +302,8 @@ class PPOTrainer:
         return {"model": self.policy.state_dict(), "optimizer": self.optimizer.state_dict(),
                 "scheduler": self.scheduler.state_dict(), "rng": rng_state(), "config": self.cfg.to_dict(),
                 "spaces": self.spaces, "counters": counters, "best_score": self.best_score,
-                "recent_returns": list(self.recent_returns), "run_id": self.run_dir.name if self.run_dir else None}
+                "recent_returns": list(self.recent_returns), "run_id": self.run_dir.name if self.run_dir else None,
+                "reward_scale": self.reward_scale.state_dict() if self.reward_scale else None}
 
     def load_state(self, state: dict) -> None:
         "Restore a checkpoint's state (the caller has checked its config and spaces)."
@@ -312,6 +319,7 @@ class PPOTrainer:
         self.global_step, self.update_count, self.episodes = c["global_step"], c["update"], c["episodes"]
         self.best_score = state.get("best_score")
         self.recent_returns.extend(state.get("recent_returns", []))
+        if self.reward_scale and state.get("reward_scale"): self.reward_scale.load_state_dict(state["reward_scale"])
         if self.checkpoints: self.checkpoints.best_score = self.best_score
 
     def save_checkpoint(self, score: Optional[float] = None, reason: str = "scheduled") -> Optional[Path]:

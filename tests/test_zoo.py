@@ -1,0 +1,43 @@
+"""The short version of `bench/zoo.py`: envs beyond CartPole learn with `workbench train --env ...` and no other flag
+(clearly better than a random policy within a small budget). A guard against regressions, never a timing test."""
+
+import pytest
+
+from conftest import last_json, workbench
+
+pytestmark = pytest.mark.slow
+
+
+def train_and_eval(env, runs_dir, *flags, episodes=20):
+    r = workbench("train", "--env", env, "--runs-dir", runs_dir, "--quiet", "--json", *flags, timeout=900)
+    assert r.returncode == 0, r.stderr
+    summary = last_json(r.stdout)
+    e = workbench("eval", summary["run_dir"], "--episodes", episodes, "--json")
+    assert e.returncode == 0, e.stderr
+    return r, e, last_json(e.stdout)
+
+
+def test_pendulum_learns_with_no_flags(runs_dir):
+    # Random play scores about -1,200 (greedy zero torque about the same); rl-zoo counts -200 as solved.
+    r, e, result = train_and_eval("gym:Pendulum-v1", runs_dir)
+    assert "tuned settings for gym:Pendulum-v1" in r.stderr and "num_minibatches=64" in r.stderr
+    assert "the run's best-scoring checkpoint" in e.stderr
+    assert result["mean_return"] > -400, result
+
+
+def test_tuned_settings_can_be_skipped_and_overridden(runs_dir):
+    r = workbench(
+        "train", "--env", "gym:Pendulum-v1", "--no-tuned", "--total-steps", 512, "--runs-dir", runs_dir, "--quiet",
+        "--json", "--eval-every", 0,
+    )  # fmt: skip
+    assert r.returncode == 0 and "tuned settings" not in r.stderr, r.stderr
+    r = workbench(
+        "train", "--env", "gym:Pendulum-v1", "--total-steps", 4096, "--gamma", "0.95", "--runs-dir", runs_dir,
+        "--quiet", "--json", "--eval-every", 0,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert "gamma" not in r.stderr.split("tuned settings")[1] and "num_envs=4" in r.stderr
+    from workbench.train.checkpoint import find_checkpoint, load_checkpoint
+
+    cfg = load_checkpoint(find_checkpoint(last_json(r.stdout)["run_dir"]))["config"]
+    assert (cfg["ppo"]["gamma"], cfg["ppo"]["num_minibatches"], cfg["env"]["num_envs"]) == (0.95, 64, 4)
