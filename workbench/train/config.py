@@ -56,7 +56,7 @@ class PPOConfig:
     "stop an update's epochs early once approx-KL exceeds this (None: never)"
     norm_reward: bool = False
     "divide rewards by a running std of the discounted return (gamma-aware scaling, as SB3's VecNormalize)"
-    bootstrap_truncated: bool = True
+    bootstrap_truncated: bool = False
     "where a time limit cuts an episode, add gamma x the value of its last state to the reward (not an ending)"
 
     def __post_init__(self):
@@ -179,7 +179,19 @@ TUNED: dict[str, dict] = {
     # (it clips at clip_coef in return units) and rewards scaled by the return's std
     "gym:Pendulum-v1": dict(num_envs=4, num_steps=1024, gamma=0.9, gae_lambda=0.95, update_epochs=10,
                             learning_rate=1e-3, anneal_lr=False, num_minibatches=64, ent_coef=0.0,
-                            clip_vloss=False, total_timesteps=100_000),
+                            clip_vloss=False, bootstrap_truncated=True, total_timesteps=100_000),
+    # rl-zoo's row (VecNormalize: observations and rewards), SB3's 64-sample minibatches
+    "gym:MountainCar-v0": dict(num_envs=16, num_steps=16, gamma=0.99, gae_lambda=0.98, update_epochs=4,
+                               num_minibatches=4, learning_rate=3e-4, anneal_lr=False, obs_norm=True, norm_reward=True,
+                               clip_vloss=False, total_timesteps=500_000),
+    # rl-zoo's gamma, lambda, epochs and entropy; 128-step rollouts in 32 minibatches (rl-zoo: 1,024 in 256),
+    # rewards scaled: crashes and landings are worth +-100 at once
+    "gym:LunarLander-v2": dict(num_envs=16, num_steps=128, gamma=0.999, gae_lambda=0.98, update_epochs=4,
+                               num_minibatches=32, learning_rate=3e-4, anneal_lr=False, ent_coef=0.01,
+                               norm_reward=True, clip_vloss=False, total_timesteps=500_000),
+    "gym:LunarLanderContinuous-v2": dict(num_envs=16, num_steps=128, gamma=0.999, gae_lambda=0.98, update_epochs=4,
+                                         num_minibatches=32, learning_rate=3e-4, anneal_lr=False, ent_coef=0.01,
+                                         norm_reward=True, clip_vloss=False, total_timesteps=500_000),
 }
 
 def tuned_settings(env: str) -> dict:
