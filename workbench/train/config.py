@@ -192,6 +192,11 @@ TUNED: dict[str, dict] = {
     "gym:LunarLanderContinuous-v2": dict(num_envs=16, num_steps=128, gamma=0.999, gae_lambda=0.98, update_epochs=4,
                                          num_minibatches=32, learning_rate=3e-4, anneal_lr=False, ent_coef=0.01,
                                          norm_reward=True, clip_vloss=False, total_timesteps=500_000),
+    # CleanRL's MuJoCo settings (one env, 2,048-step rollouts, 32 minibatches, observations and rewards normalised),
+    # time-limit cuts bootstrapped, no value clipping
+    "gym:Hopper-v4": dict(num_envs=1, num_steps=2048, num_minibatches=32, update_epochs=10, learning_rate=3e-4,
+                          gamma=0.99, gae_lambda=0.95, obs_norm=True, norm_reward=True, bootstrap_truncated=True,
+                          clip_vloss=False, total_timesteps=300_000),
 }
 
 def tuned_settings(env: str) -> dict:
