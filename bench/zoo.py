@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from benchutil import print_result, run_worker, versions
+from zoo_report import write_report
 
 # rl-zoo's hyperparams/ppo.yml rows (the SB3 side), with the step budget we give both trainers. `budget` is
 # rl-zoo's n_timesteps where that fits 2 cores, smaller otherwise (then the row says so in RESULTS.md).
@@ -161,11 +162,7 @@ def run_ours(env_id: str, seed: int, budget: int) -> dict:
     trainer = PPOTrainer(cfg)  # no run folder: writes nothing
     curve = []
     trainer.bus.subscribe(
-        lambda e: (
-            e.kind == Kind.UPDATE
-            and Metric.EPISODIC_RETURN in e.data
-            and curve.append((e.step, e.data[Metric.EPISODIC_RETURN]))
-        )
+        lambda e: e.kind == Kind.UPDATE and Metric.RETURN in e.data and curve.append((e.step, e.data[Metric.RETURN]))
     )
     t0 = time.perf_counter()
     trainer.fit()
@@ -343,6 +340,7 @@ def main():
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     Path(args.json).write_text(json.dumps(out))
     report(results, Path(args.html))
+    write_report(out, Path(args.html).with_name(Path(args.html).stem + "_curves.html"))  # small, script-free copy
 
     print(
         f"\n{'env':26s} {'budget':>8s} | {'workbench greedy mean [95% CI]':>32s} {'s/run':>6s} | "

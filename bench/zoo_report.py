@@ -1,10 +1,12 @@
 """The learning curves of a `bench/zoo.py` run as one small, self-contained HTML page (inline SVG: no script, no
 network, a few hundred KB), small enough to keep in the repository next to bench/RESULTS.md.
 
-    python bench/zoo_report.py bench/out/zoo.json bench/zoo_curves.html
+    python bench/zoo_report.py bench/out/zoo.json --out bench/zoo_curves.html
+    python bench/zoo_report.py bench/out/zoo.json bench/out/zoo_ours.json --out bench/zoo_curves.html   # several runs:
+        # for each (env, trainer, seed) the entry of the last file that has a curve
 """
 
-import html, json, os, sys
+import argparse, html, json, os
 from pathlib import Path
 
 COLOURS = {"workbench": "#1f77b4", "sb3": "#d62728"}
@@ -56,8 +58,9 @@ def write_report(data: dict, path: Path) -> None:
         '<!doctype html><html><head><meta charset="utf-8"><title>Zoo learning curves</title>'
         "<style>body{font-family:sans-serif;max-width:1200px;margin:1em auto}h2{font-size:1em;margin:1em 0 0}"
         "div.grid{display:flex;flex-wrap:wrap;gap:0 1em}</style></head><body>"
-        f"<h1>Learning curves: workbench vs SB3 (rl-zoo settings)</h1><p>{legend}. Mean return of the training "
-        "episodes finished in each rollout, against env steps; one line per seed. "
+        f"<h1>Learning curves: workbench vs SB3 (rl-zoo settings)</h1><p>{legend}. Training episode return against "
+        "env steps, one line per seed: for workbench the mean of the episodes finished in each rollout, for SB3 its "
+        "rolling mean over the last 100 episodes (its ep_info_buffer), hence smoother. "
         f"Command: <code>{html.escape(data.get('command', ''))}</code></p><div class=grid>{body}</div></body></html>"
     )
     tmp = path.with_name(path.name + ".part")
@@ -65,7 +68,22 @@ def write_report(data: dict, path: Path) -> None:
     os.replace(tmp, path)
 
 
+def merge(runs: list) -> dict:
+    "One report's data from several zoo.py outputs: per (env, trainer, seed), the last entry that has a curve."
+    picked, commands = {}, []
+    for data in runs:
+        commands.append(data.get("command", ""))
+        for r in data["results"]:
+            key = (r.get("env"), r.get("trainer"), r.get("seed"))
+            if "error" not in r and (r.get("curve") or key not in picked):
+                picked[key] = r
+    return {"command": " ; ".join(commands), "results": list(picked.values())}
+
+
 if __name__ == "__main__":
-    src, dst = sys.argv[1:3]
-    write_report(json.loads(Path(src).read_text()), Path(dst))
-    print(f"wrote {dst} ({Path(dst).stat().st_size / 1024:.0f} KB)")
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("sources", nargs="+", help="zoo.py JSON outputs")
+    p.add_argument("--out", required=True, help="the HTML page to write")
+    args = p.parse_args()
+    write_report(merge([json.loads(Path(s).read_text()) for s in args.sources]), Path(args.out))
+    print(f"wrote {args.out} ({Path(args.out).stat().st_size / 1024:.0f} KB)")
