@@ -27,6 +27,9 @@ def field_widget(name: str, tp, value, doc: str = ""):
     kw = dict(name=name, css_classes=[f"wb-field-{name}"], width=220)
     if typing.get_origin(base) is typing.Literal:
         return pn.widgets.Select(options=list(typing.get_args(base)), value=value, description=doc or None, **kw)
+    if base is bool and optional:   # three states: None leaves the choice to the code (e.g. separate_critic)
+        return pn.widgets.Select(options={"auto": None, "on": True, "off": False}, value=value,
+                                 description=doc or None, **kw)
     if base is bool: return pn.widgets.Checkbox(value=value, **kw)
     if base is int: return pn.widgets.IntInput(value=value, description=doc or None, **kw)
     if base is float: return pn.widgets.FloatInput(value=value, description=doc or None, **kw)
