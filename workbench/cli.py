@@ -56,9 +56,7 @@ def build_config(args: argparse.Namespace, base: Optional[dict] = None, tuned: O
     < `--config FILE` < flags -> a validated `TrainConfig`; `tuned` (a dict) receives the tuned settings applied."""
     from workbench.train.config import TrainConfig, SECTIONS, tuned_settings
     keys = {f.name for cls in SECTIONS.values() for f in dataclasses.fields(cls)}
-    given = {}
-    for k, v in (load_config_file(args.config) if getattr(args, "config", None) else {}).items():
-        given.update(v if k in SECTIONS and isinstance(v, dict) else {k: v})
+    given = TrainConfig.flatten(load_config_file(args.config)) if getattr(args, "config", None) else {}
     given.update({k: v for k, v in vars(args).items() if k in keys})
     merged = dict(TrainConfig.from_dict(base).flat()) if base else {}
     if base is None and getattr(args, "tuned", True):

@@ -98,16 +98,16 @@ def make_head(hidden: int, space) -> nn.Module:
 # %% ../nbs/02a_policy.ipynb #9296fd98
 class RunningNorm(nn.Module):
     "Normalise inputs by a running mean and variance (identity when disabled)."
-    def __init__(self, dim: int, enabled: bool = True, clip: float = 10.0, eps: float = 1e-8):
+    def __init__(self, dim: int, enabled: bool = True, clip: float = 10.0, eps: float = 1e-8, dtype=torch.float32):
         super().__init__()
         self.enabled, self.clip, self.eps = enabled, clip, eps
-        self.register_buffer("mean", torch.zeros(dim)); self.register_buffer("var", torch.ones(dim))
-        self.register_buffer("count", torch.tensor(eps))
+        self.register_buffer("mean", torch.zeros(dim, dtype=dtype)); self.register_buffer("var", torch.ones(dim, dtype=dtype))
+        self.register_buffer("count", torch.tensor(eps, dtype=dtype))
     @torch.no_grad()
     def update(self, x: torch.Tensor):
         "Fold a batch `x` (N, dim) into the running statistics."
         if not self.enabled: return
-        x = x.reshape(-1, self.mean.shape[0]).float()
+        x = x.reshape(-1, self.mean.shape[0]).to(self.mean.dtype)
         n, m, v = x.shape[0], x.mean(0), x.var(0, unbiased=False)
         delta, total = m - self.mean, self.count + n
         self.mean += delta * n / total

@@ -37,7 +37,7 @@ def set_rng_state(state: dict) -> None:
 # %% ../../nbs/05b_train.checkpoint.ipynb #1f862a9e
 FORMAT = "workbench-checkpoint-v1"
 # Settings added after v1 whose defaults differ from what a checkpoint without them was trained with.
-LEGACY_DEFAULTS = {"policy": {"separate_critic": False}, "ppo": {"norm_reward": False, "bootstrap_truncated": False}}
+LEGACY_DEFAULTS = {"policy": {"separate_critic": False}}   # continuous-action MLPs shared the actor's layers
 
 def save_checkpoint(state: dict, path: Union[str, Path]) -> Path:
     "Write checkpoint `state` to `path` atomically."

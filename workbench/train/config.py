@@ -147,14 +147,20 @@ class TrainConfig:
         "All keys in one flat dict."
         return {k: v for section in self.to_dict().values() for k, v in section.items()}
 
-    @classmethod
-    def from_dict(cls, data: dict, where: str = "config") -> "TrainConfig":
-        "Build from a flat dict, or a nested one with env/policy/ppo/run sections."
-        if not isinstance(data, dict): raise ConfigError(f"{where} must be a mapping of settings, got {type(data).__name__}")
+    @staticmethod
+    def flatten(data: dict) -> dict:
+        "Settings given flat, or nested in env/policy/ppo/run sections, as one flat dict (unchecked)."
         flat = {}
         for k, v in data.items():
             if k in SECTIONS and isinstance(v, dict): flat.update(v)
             else: flat[k] = v
+        return flat
+
+    @classmethod
+    def from_dict(cls, data: dict, where: str = "config") -> "TrainConfig":
+        "Build from a flat dict, or a nested one with env/policy/ppo/run sections."
+        if not isinstance(data, dict): raise ConfigError(f"{where} must be a mapping of settings, got {type(data).__name__}")
+        flat = cls.flatten(data)
         owner = {f.name: s for s, c in SECTIONS.items() for f in dataclasses.fields(c)}
         unknown = sorted(k for k in flat if k not in owner)
         if unknown:

@@ -6,6 +6,7 @@
 from __future__ import annotations
 from typing import NamedTuple
 import torch
+from ..policy import RunningNorm
 
 # %% auto #0
 __all__ = ['compute_gae', 'PPOStats', 'ppo_loss', 'RewardScale']
@@ -61,23 +62,16 @@ class RewardScale:
     def __init__(self, num_envs: int, gamma: float, clip: float = 10.0, eps: float = 1e-8, device="cpu"):
         self.gamma, self.clip, self.eps = gamma, clip, eps
         self.ret = torch.zeros(num_envs, device=device, dtype=torch.float64)
-        scalar = lambda v: torch.tensor(float(v), dtype=torch.float64, device=device)
-        self.mean, self.var, self.count = scalar(0.0), scalar(1.0), scalar(eps)
+        self.stats = RunningNorm(1, eps=eps, dtype=torch.float64).to(device)   # of the discounted return
 
     @torch.no_grad()
     def __call__(self, rewards: torch.Tensor, dones: torch.Tensor) -> torch.Tensor:
         "Scaled `rewards` (num_envs,); `dones` (float) marks envs whose episode ended at this step."
         self.ret.mul_(self.gamma).add_(rewards)
-        n, m, v = self.ret.numel(), self.ret.mean(), self.ret.var(unbiased=False)
-        delta, total = m - self.mean, self.count + n   # Chan et al.'s parallel update, as `RunningNorm`
-        self.mean += delta * n / total
-        self.var = (self.var * self.count + v * n + delta ** 2 * self.count * n / total) / total
-        self.count = total
+        self.stats.update(self.ret.unsqueeze(-1))
         self.ret.mul_(1.0 - dones.double())
-        return (rewards / (self.var + self.eps).sqrt().float()).clamp(-self.clip, self.clip)
+        return (rewards / (self.stats.var + self.eps).sqrt().float()).clamp(-self.clip, self.clip)
 
-    def state_dict(self) -> dict: return {"mean": self.mean.item(), "var": self.var.item(), "count": self.count.item()}
-    def load_state_dict(self, state: dict) -> None:
-        for k in ("mean", "var", "count"):
-            setattr(self, k, torch.tensor(float(state[k]), dtype=torch.float64, device=self.ret.device))
+    def state_dict(self) -> dict: return self.stats.state_dict()
+    def load_state_dict(self, state: dict) -> None: self.stats.load_state_dict(state)
 
