@@ -172,11 +172,18 @@ def check_memory(what: str, need: int) -> None:
     if need > free:
         raise EnvError(f"{what} would need about {need / 2**30:,.1f} GiB; this machine has {free / 2**30:,.1f} GiB free")
 
+def _grouping(source: str, creator, native: bool, kwargs: dict) -> tuple[int, list[str], int]:
+    """(agents in one env, their names, bytes per observation). A C env's `num_envs` counts games, each of one agent or
+    more (target: 8), so one game is built to see; its agents share one name (one policy plays them all alike)."""
+    if source == "puffer": return _probe(creator, dict(kwargs, num_envs=1))[0], ["agent"], 4
+    return (1, ["agent"], 4) if native else _probe(creator, kwargs)
+
 def agents_per_env(spec: Union[str, EnvSpec], **env_kwargs) -> int:
-    "How many agents one env of `spec` holds: 1 for natively vectorised envs (each agent is a unit), else built once to see."
+    """How many agents one env of `spec` holds: a game of a PufferLib C env, a PettingZoo env's `possible_agents`
+    (each built once to see); 1 for a Gymnasium env or a natively vectorised env of yours (each agent is a unit)."""
     spec = parse_spec(spec)
-    _, creator, native = resolve_env(spec)
-    return 1 if native else _probe(creator, {**spec.kwargs, **env_kwargs})[0]
+    source, creator, native = resolve_env(spec)
+    return _grouping(source, creator, native, {**spec.kwargs, **env_kwargs})[0]
 
 def make_env(spec: Union[str, EnvSpec] = "gym:CartPole-v1", num_envs: int = 8, backend: Backend = "serial",
              num_workers: Optional[int] = None, seed: int = 0, **env_kwargs):
@@ -187,19 +194,19 @@ def make_env(spec: Union[str, EnvSpec] = "gym:CartPole-v1", num_envs: int = 8, b
     spec = parse_spec(spec)
     source, creator, native = resolve_env(spec)
     env_kwargs = {**spec.kwargs, **env_kwargs}
-    group, names, obs_bytes = (1, ["agent"], 4) if native else _probe(creator, env_kwargs)
+    group, names, obs_bytes = _grouping(source, creator, native, env_kwargs)
     # the shared buffers (observations twice over), and a Python env object (~20 KB) per group of agents otherwise
     objects = 0 if native else num_envs // group * 20_000
     check_memory(f"{str(spec)!r} with num_envs {num_envs:,}", num_envs * (2 * obs_bytes + 16) + objects)
     if num_envs % group:
         raise EnvError(f"{str(spec)!r} has {group} agents per env: num_envs must be a multiple of {group}, got {num_envs}")
-    copies = num_envs // group   # env objects: one per group of agents (natively vectorised: one per worker)
+    copies = num_envs // group   # games (natively vectorised: one env object per worker holds its share)
     workers = 1 if backend == "serial" else num_workers or _default_workers(copies)
     if copies % workers:
         raise EnvError(f"{str(spec)!r}: {copies} envs of {group} agents cannot be split over {workers} workers")
     args = None
     if native:
-        copies, kwargs = workers, dict(env_kwargs, num_envs=num_envs // workers)
+        copies, kwargs = workers, dict(env_kwargs, num_envs=copies // workers)
     else:  # one Python env per group of agents, each seeded by its index whatever the backend
         kwargs = [dict(env_kwargs, env_seed=seed + i) for i in range(copies)]
         creator, args = [creator] * copies, [[] for _ in range(copies)]
