@@ -11,7 +11,7 @@ import panel as pn
 import param
 from fastcore.basics import patch
 
-from ..train.config import TrainConfig, SECTIONS
+from ..train.config import TrainConfig, SECTIONS, tuned_settings
 from ..env.make import resolve_env
 from .session import TrainingSession, LIVE_KNOBS
 from .charts import LiveView, chart_figure, chart_tail, setup_notebook, notebook_ready, fallback_note, CHARTS
@@ -54,7 +54,12 @@ class ConfigForm(pn.viewable.Viewer):
         self.message = pn.widgets.StaticText(value="", visible=False, css_classes=["wb-config-error"],
                                              sizing_mode="stretch_width",
                                              styles={"color": "#842029", "background": "#f8d7da", "padding": "4px 8px"})
-        self._layout = pn.Column(pn.Tabs(*tabs, sizing_mode="stretch_width"), self.message, sizing_mode="stretch_width")
+        self.note = pn.widgets.StaticText(value="", visible=False, css_classes=["wb-config-tuned"],
+                                          sizing_mode="stretch_width", styles={"color": "#41464b", "padding": "4px 8px"})
+        self._tuned = {}   # the settings this form filled in from the env's tuned row, as it set them
+        self.widgets["env"].param.watch(self._fill_tuned, "value")
+        self._layout = pn.Column(pn.Tabs(*tabs, sizing_mode="stretch_width"), self.message, self.note,
+                                 sizing_mode="stretch_width")
 
     def values(self) -> dict:
         "The widgets' current values as a flat dict (empty text means None)."
@@ -69,6 +74,18 @@ class ConfigForm(pn.viewable.Viewer):
         else:
             self.value, self.error = cfg, None
         self.message.value, self.message.visible = html.escape(self.error or ""), self.error is not None
+
+    def _fill_tuned(self, event):
+        defaults = TrainConfig().flat()
+        for k, v in self._tuned.items():   # the last env's row, where nobody edited it since
+            if self.widgets[k].value == v: self.widgets[k].value = defaults[k]
+        try: row = tuned_settings(event.new)
+        except WorkbenchError: row = {}    # a malformed spec: _validate says why
+        self._tuned = {k: v for k, v in row.items() if self.widgets[k].value == defaults[k]}
+        for k, v in self._tuned.items(): self.widgets[k].value = v
+        self.note.value = html.escape(f"Tuned settings for {event.new} filled in (edit any to override): "
+                                      + ", ".join(f"{k}={v}" for k, v in self._tuned.items())) if self._tuned else ""
+        self.note.visible = bool(self._tuned)
 
     def __panel__(self): return self._layout
 
