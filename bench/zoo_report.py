@@ -9,7 +9,12 @@ network, a few hundred KB), small enough to keep in the repository next to bench
 import argparse, html, json, os
 from pathlib import Path
 
-COLOURS = {"workbench": "#1f77b4", "sb3": "#d62728"}
+COLOURS = {"workbench": "#1f77b4", "sb3": "#d62728", "pufferl": "#2ca02c"}
+ZOO_TITLE = "Learning curves: workbench vs SB3 (rl-zoo settings)"
+ZOO_BLURB = (
+    "Training episode return against env steps, one line per seed: for workbench the mean of the episodes finished "
+    "in each rollout, for SB3 its rolling mean over the last 100 episodes (its ep_info_buffer), hence smoother."
+)
 W, H, PAD = 560, 260, 48
 
 
@@ -37,7 +42,8 @@ def figure(env: str, runs: list) -> str:
     for frac in (0, 0.5, 1):
         x, y = x0 + frac * (x1 - x0), y0 + frac * (y1 - y0)
         out.append(f'<text x="{sx(x):.0f}" y="{H - PAD + 16}" font-size="11" text-anchor="middle">{x:,.0f}</text>')
-        out.append(f'<text x="{PAD - 4}" y="{sy(y) + 4:.0f}" font-size="11" text-anchor="end">{y:,.0f}</text>')
+        label = f"{y:,.0f}" if y1 - y0 >= 10 else f"{y:.2f}"
+        out.append(f'<text x="{PAD - 4}" y="{sy(y) + 4:.0f}" font-size="11" text-anchor="end">{label}</text>')
     out.append(f'<text x="{(W + PAD) / 2:.0f}" y="{H - 8}" font-size="11" text-anchor="middle">env steps</text>')
     for r in runs:
         line = " ".join(f"{sx(s):.1f},{sy(v):.1f}" for s, v in thin(r["curve"]))
@@ -49,18 +55,18 @@ def figure(env: str, runs: list) -> str:
     return f"<div><h2>{html.escape(env)}</h2>" + "".join(out) + "</div>"
 
 
-def write_report(data: dict, path: Path) -> None:
+def write_report(data: dict, path: Path, title: str = ZOO_TITLE, blurb: str = ZOO_BLURB) -> None:
+    "The page: one chart per env of the runs' `curve`s ([(steps, value)]), a legend of the trainers present."
     runs = [r for r in data["results"] if "error" not in r]
     envs = list(dict.fromkeys(r["env"] for r in runs))
-    legend = " ".join(f'<span style="color:{c}">&#9632; {t}</span>' for t, c in COLOURS.items())
+    present = {r["trainer"] for r in runs}
+    legend = " ".join(f'<span style="color:{c}">&#9632; {t}</span>' for t, c in COLOURS.items() if t in present)
     body = "".join(figure(e, [r for r in runs if r["env"] == e]) for e in envs)
     page = (
-        '<!doctype html><html><head><meta charset="utf-8"><title>Zoo learning curves</title>'
+        f'<!doctype html><html><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
         "<style>body{font-family:sans-serif;max-width:1200px;margin:1em auto}h2{font-size:1em;margin:1em 0 0}"
         "div.grid{display:flex;flex-wrap:wrap;gap:0 1em}</style></head><body>"
-        f"<h1>Learning curves: workbench vs SB3 (rl-zoo settings)</h1><p>{legend}. Training episode return against "
-        "env steps, one line per seed: for workbench the mean of the episodes finished in each rollout, for SB3 its "
-        "rolling mean over the last 100 episodes (its ep_info_buffer), hence smoother. "
+        f"<h1>{html.escape(title)}</h1><p>{legend}. {html.escape(blurb)} "
         f"Command: <code>{html.escape(data.get('command', ''))}</code></p><div class=grid>{body}</div></body></html>"
     )
     tmp = path.with_name(path.name + ".part")

@@ -48,3 +48,21 @@ def test_tuned_settings_can_be_skipped_and_overridden(runs_dir):
 
     cfg = load_checkpoint(find_checkpoint(last_json(r.stdout)["run_dir"]))["config"]
     assert (cfg["ppo"]["gamma"], cfg["ppo"]["num_minibatches"], cfg["env"]["num_envs"]) == (0.95, 64, 4)
+
+
+def test_puffer_env_with_several_agents_a_game_trains(runs_dir):
+    # puffer:target holds 8 agents in a game: 64 agents are 8 games. It has no tuned row; puffer:squared has one,
+    # and a flag still wins over it.
+    r = workbench(
+        "train", "--env", "puffer:target", "--num-envs", 64, "--total-steps", 8192, "--runs-dir", runs_dir,
+        "--quiet", "--json", "--eval-every", 0,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert last_json(r.stdout)["global_step"] == 8192 and "tuned settings" not in r.stderr
+    r = workbench(
+        "train", "--env", "puffer:squared", "--num-envs", 256, "--total-steps", 8192, "--runs-dir", runs_dir,
+        "--quiet", "--json", "--eval-every", 0,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert "tuned settings for puffer:squared" in r.stderr and "obs_norm=True" in r.stderr
+    assert "num_envs" not in r.stderr.split("tuned settings")[1]
