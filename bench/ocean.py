@@ -25,10 +25,10 @@ from benchutil import print_result, run_worker, versions
 from zoo import summary
 from zoo_report import write_report
 
-# env -> (agents in the one C env, step budget here, PufferLib's published budget)
+# env -> (agents in the one C env, step budget: PufferLib's total_timesteps for the env)
 OCEAN = {
-    "squared": dict(agents=4096, budget=20_000_000, published=20_000_000),
-    "pong": dict(agents=4096, budget=12_000_000, published=12_000_000),
+    "squared": dict(agents=4096, budget=20_000_000),
+    "pong": dict(agents=4096, budget=12_000_000),
 }
 TAIL = 0.2  # score over the last 20% of the training steps
 
@@ -108,14 +108,14 @@ def run_puffer(name: str, seed: int, budget: int, agents: int, threads: int) -> 
 # ----------------------------------------------------------------------------------------------
 # workbench's PPO with the settings `workbench train --env puffer:<name>` uses
 # ----------------------------------------------------------------------------------------------
-def run_ours(name: str, seed: int, budget: int, agents: int, threads: int, extra: dict = {}) -> dict:
+def run_ours(name: str, seed: int, budget: int, agents: int, threads: int, extra: dict | None = None) -> dict:
     from workbench.runs.events import Kind
     from workbench.train.config import TrainConfig, tuned_settings
     from workbench.train.ppo import PPOTrainer
 
     options = env_options(name)  # e.g. pong's frameskip 8
     spec = f"puffer:{name}" + ("?" + "&".join(f"{k}={v}" for k, v in options.items()) if options else "")
-    tuned = {**tuned_settings(spec), **extra}
+    tuned = {**tuned_settings(spec), **(extra or {})}
     cfg = TrainConfig.from_dict(
         {
             **tuned,
@@ -181,12 +181,12 @@ def main():
     args = p.parse_args()
     if args.worker:
         trainer, name, seed, budget, threads = args.worker
-        fn = run_ours if trainer == "workbench" else run_puffer
+        run = (name, int(seed), int(budget), OCEAN[name]["agents"], int(threads))
         try:
-            extra = {k: json.loads(v) for k, v in (kv.split("=", 1) for kv in args.set)} if args.set else {}
-            result = fn(
-                name, int(seed), int(budget), OCEAN[name]["agents"], int(threads), **({"extra": extra} if extra else {})
-            )
+            if trainer == "workbench":  # --set only reaches our trainer
+                result = run_ours(*run, extra={k: json.loads(v) for k, v in (kv.split("=", 1) for kv in args.set)})
+            else:
+                result = run_puffer(*run)
         except BaseException:  # PuffeRL leaves a monitoring thread that keeps a failed process alive
             traceback.print_exc()
             sys.stderr.flush()

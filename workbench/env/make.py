@@ -175,7 +175,9 @@ def check_memory(what: str, need: int) -> None:
 def _grouping(source: str, creator, native: bool, kwargs: dict) -> tuple[int, list[str], int]:
     """(agents in one env, their names, bytes per observation). A C env's `num_envs` counts games, each of one agent or
     more (target: 8), so one game is built to see; its agents share one name (one policy plays them all alike)."""
-    if source == "puffer": return _probe(creator, dict(kwargs, num_envs=1))[0], ["agent"], 4
+    if source == "puffer":
+        group, _, obs_bytes = _probe(creator, dict(kwargs, num_envs=1))
+        return group, ["agent"], obs_bytes
     return (1, ["agent"], 4) if native else _probe(creator, kwargs)
 
 def agents_per_env(spec: Union[str, EnvSpec], **env_kwargs) -> int:
