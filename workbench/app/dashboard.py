@@ -113,7 +113,7 @@ class TrainingDashboard(pn.viewable.Viewer):
     def __init__(self, **params):
         super().__init__(**params)
         s = self.session if self.session is not None else TrainingSession()
-        self.session, self._drawn, self._callback, self._syncing = s, None, None, False
+        self.session, self._drawn, self._callback, self._syncing, self._resync = s, None, None, False, []
         self._charts_drawn, self._charts_at, self._log_drawn = None, 0.0, None
         self.form = ConfigForm(value=s.config)
         self.form.param.watch(lambda e: setattr(s, "config", e.new) if s.trainer is None else None, "value")
@@ -173,6 +173,9 @@ def status_line(s: TrainingSession) -> str:
 def refresh(self: TrainingDashboard) -> None:
     "Bring every view up to date with the session (only what changed since the last call), in one message."
     with pn.io.hold(): self._refresh()
+    if self._resync and time.monotonic() >= self._resync[0]:
+        self._resync.pop(0)
+        self._sync_controls()
 
 @patch
 def _refresh(self: TrainingDashboard) -> None:
@@ -220,6 +223,13 @@ def _on_view(self: TrainingDashboard) -> None:
         self._drawn = None
         self._refresh()
         self.live.param.trigger("title", "status", "progress", "alert", "log")
+    self._sync_controls()
+    now = time.monotonic()   # and again a little later: a page still wiring up its widgets can miss the first one
+    self._resync = [now + 0.5, now + 2.0]
+
+@patch
+def _sync_controls(self: TrainingDashboard) -> None:
+    "Send each control's state to every view, whatever the view shows now (a saved page shows it as it was)."
     controls = [(b, "disabled") for b in (self.start_button, self.pause_button, self.stop_button, self.checkpoint_button)] + \
                [(self.pause_button, "name"), (self.form_card, "visible")] + [(w, "value") for w in self.knobs.values()]
     values = [getattr(w, name) for w, name in controls]
