@@ -5,28 +5,19 @@
 # %% ../nbs/08_cli.ipynb #bc281791
 from __future__ import annotations
 from .core import WorkbenchError, CheckpointError  # first: it quiets two dependency notices before torch loads
-from .core import field_docs, load_config_file
+from .core import Parser, load_config_file
 import argparse, dataclasses, json, os, sys
 from pathlib import Path
-from typing import Optional, get_type_hints
+from typing import Optional
 
 from .jobs.commands import add_job_commands
 
 # %% auto #0
-__all__ = ['ALIASES', 'JUDGE_NAMES', 'Parser', 'fail', 'add_config_flags', 'build_config', 'cmd_train', 'load_policy', 'cmd_eval',
+__all__ = ['ALIASES', 'JUDGE_NAMES', 'fail', 'add_config_flags', 'build_config', 'cmd_train', 'load_policy', 'cmd_eval',
            'checkpoint_origin', 'eval_trading', 'cmd_envs', 'cmd_serve', 'cmd_export', 'make_judges', 'cmd_judge_score',
            'cmd_judge_benchmark', 'make_parser', 'main']
 
 # %% ../nbs/08_cli.ipynb #8426bc6a
-class Parser(argparse.ArgumentParser):
-    "argparse, with errors as one line and exit code 2, `-3e-4` read as a number, not a flag, and no abbreviations."
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **{**kwargs, "allow_abbrev": False})   # `--learning-rat` is a typo, not a flag
-        import re
-        self._negative_number_matcher = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$|^-(inf|infinity|nan)$", re.I)
-    def error(self, message):
-        self.exit(2, f"{self.prog}: error: {message}\n")
-
 def fail(message: str) -> int:
     "Print one error line and return exit code 2."
     print(f"workbench: error: {message}", file=sys.stderr)
@@ -36,20 +27,9 @@ def fail(message: str) -> int:
 ALIASES = {"total_timesteps": ["--total-steps"]}
 
 def add_config_flags(parser: argparse.ArgumentParser) -> None:
-    "One flag per config field, defaulting to 'not given' so precedence can be applied later."
-    from workbench.train.config import SECTIONS
-    for section, cls in SECTIONS.items():
-        group = parser.add_argument_group(f"{section} settings")
-        hints, docs = get_type_hints(cls), field_docs(cls)
-        for f in dataclasses.fields(cls):
-            flags = [f"--{f.name.replace('_', '-')}"] + ALIASES.get(f.name, [])
-            default = f.default if f.default is not dataclasses.MISSING else None
-            helptext = f"{docs.get(f.name, '')} (default: {default})"
-            if hints[f.name] is bool:
-                group.add_argument(*flags, dest=f.name, action=argparse.BooleanOptionalAction, default=argparse.SUPPRESS,
-                                   help=helptext)
-            else:
-                group.add_argument(*flags, dest=f.name, default=argparse.SUPPRESS, metavar=f.name.upper(), help=helptext)
+    "One flag per PPO config field, defaulting to 'not given' so precedence can be applied later."
+    from workbench.train.config import SECTIONS, add_section_flags
+    add_section_flags(parser, SECTIONS, ALIASES)
 
 def build_config(args: argparse.Namespace, base: Optional[dict] = None, tuned: Optional[dict] = None):
     """Defaults < the env's tuned settings (only for a new run, unless `--no-tuned`) < `base` (a resumed run's config)
@@ -308,7 +288,9 @@ def make_parser(argv: Optional[list[str]] = None) -> Parser:
     "The parser; the train command's many config flags (they need the trainer, and torch) only when `argv` asks for train."
     p = Parser(prog="workbench", description="Train, evaluate and inspect reinforcement-learning agents.")
     sub = p.add_subparsers(dest="command", required=True, parser_class=Parser)
-    t = sub.add_parser("train", help="train a PPO agent", description="Train (or resume) a PPO agent.")
+    t = sub.add_parser("train", help="train a PPO agent (or, with --algo sft|grpo, a language-model agent)",
+                       description="Train (or resume) a PPO agent. `workbench train --algo grpo --help`: a language-model agent.")
+    t.add_argument("--algo", choices=["ppo", "sft", "grpo"], default="ppo", help="ppo; sft or grpo train a code-writing agent")
     t.add_argument("--config", help="TOML or YAML file of settings (flags override it)")
     t.add_argument("--resume", metavar="RUN_DIR_OR_CHECKPOINT", help="continue a run from its newest checkpoint (or this one)")
     t.add_argument("--json", action="store_true", help="print the summary as one JSON line")
@@ -378,8 +360,11 @@ def make_parser(argv: Optional[list[str]] = None) -> Parser:
 
 def main(argv: Optional[list[str]] = None) -> int:
     "Entry point of the `workbench` command."
-    args = make_parser(argv).parse_args(argv)
-    try: code = args.func(args)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    from workbench.train.commands import is_lm_train, main_train_lm
+    if argv[:1] == ["train"] and is_lm_train(argv[1:]): args = None
+    else: args = make_parser(argv).parse_args(argv)
+    try: code = args.func(args) if args else main_train_lm(argv[1:])
     except WorkbenchError as e: code = fail(" ".join(str(e).split()))   # one line, whatever the message's origin
     if int(os.environ.get("WORLD_SIZE", "1")) > 1:
         # Under `accelerate launch`, end ranks at once: a rank that runs interpreter teardown

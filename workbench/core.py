@@ -5,7 +5,7 @@
 # %% ../nbs/00a_core.ipynb #cfe1d31a
 from __future__ import annotations
 import workbench.deps  # noqa: F401  first: quiets dependency notices before torch and pufferlib load (see deps)
-import dataclasses, math, os, random, socket, subprocess, tempfile, types, typing
+import argparse, dataclasses, math, os, random, socket, subprocess, tempfile, types, typing
 from dataclasses import fields
 from pathlib import Path
 from typing import Any, Union, get_args, get_origin, get_type_hints
@@ -13,8 +13,8 @@ from typing import Any, Union, get_args, get_origin, get_type_hints
 import numpy as np   # torch is imported where it is used, so that commands which do not train start fast
 
 # %% auto #0
-__all__ = ['WorkbenchError', 'ConfigError', 'EnvError', 'CheckpointError', 'coerce_value', 'config_from_dict', 'check_types',
-           'config_fields', 'field_docs', 'docs_from_source', 'read_mapping_file', 'load_config_file',
+__all__ = ['WorkbenchError', 'ConfigError', 'EnvError', 'CheckpointError', 'Parser', 'coerce_value', 'config_from_dict',
+           'check_types', 'config_fields', 'field_docs', 'docs_from_source', 'read_mapping_file', 'load_config_file',
            'seed_everything', 'process_rank', 'is_main_process', 'resolve_device', 'atomic_write', 'atomic_write_text',
            'code_version', 'host_name']
 
@@ -30,6 +30,16 @@ class EnvError(WorkbenchError):
 
 class CheckpointError(WorkbenchError):
     "A checkpoint is missing, corrupt or does not match the env."
+
+# %% ../nbs/00a_core.ipynb #ec900e02
+class Parser(argparse.ArgumentParser):
+    "argparse, with errors as one line and exit code 2, `-3e-4` read as a number, not a flag, and no abbreviations."
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **{**kwargs, "allow_abbrev": False})   # `--learning-rat` is a typo, not a flag
+        import re
+        self._negative_number_matcher = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$|^-(inf|infinity|nan)$", re.I)
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message}\n")
 
 # %% ../nbs/00a_core.ipynb #5007f10f
 def _unwrap_optional(tp):

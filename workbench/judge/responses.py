@@ -95,11 +95,16 @@ class ExecutionJudge(Judge):
             if line.startswith(mark):
                 try: report = json.loads(line[len(mark):])
                 except json.JSONDecodeError: report = None
-        details = {"status": run.status, "wall_s": run.wall_s, "tests": len(tests), "passed": 0, "pass_rate": 0.0,
+        tail = (run.stderr.strip().splitlines() or [""])[-1][:300]
+        return self.score_report(tests, context, run.status, report, run.wall_s, tail)
+
+    def score_report(self, tests: list, context: Optional[dict], status: str, report: Optional[dict], wall_s: float,
+                     tail: str = "") -> Score:
+        "The score of a run that ended as `status` with the harness's `report` (None: it gave none)."
+        details = {"status": status, "wall_s": wall_s, "tests": len(tests), "passed": 0, "pass_rate": 0.0,
                    "runtime_s": None, "failure": None}
-        if run.status != "ok" or report is None:
-            kind = run.status if run.status != "ok" else "no_report"
-            tail = (run.stderr.strip().splitlines() or [""])[-1][:300]
+        if status != "ok" or report is None:
+            kind = status if status != "ok" else "no_report"
             details["failure"] = {"kind": kind, "message": tail}
             lim = self.limits
             what = {"timeout": f"ran past {lim.wall_s:g} s", "cpu_limit": f"used more than {lim.cpu_s:g} s of CPU",

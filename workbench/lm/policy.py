@@ -63,6 +63,7 @@ class Sample:
 # %% ../../nbs/02c_lm.policy.ipynb #4c246ae6
 def _quiet_transformers():
     os.environ.setdefault("HF_HUB_OFFLINE", "1"); os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")   # read when transformers first loads: no multi-line notices
     import logging
     logging.getLogger("transformers").setLevel(logging.ERROR)
 
@@ -75,18 +76,26 @@ class TokenPolicy:
         self.eos_id, self.pad_id = tokenizer.eos_token_id, tokenizer.pad_token_id
 
     @classmethod
-    def tiny(cls, corpus: Sequence[str], config: Optional[TinyLMConfig] = None, seed: int = 0) -> "TokenPolicy":
-        "A small transformer with random weights and a tokenizer trained on `corpus`."
+    def tiny(cls, corpus: Sequence[str], config: Optional[TinyLMConfig] = None, seed: int = 0,
+             tokenizer=None) -> "TokenPolicy":
+        "A small transformer with random weights and a tokenizer trained on `corpus` (or `tokenizer`, trained before)."
         _quiet_transformers()
         from transformers import LlamaConfig, LlamaForCausalLM
         c = config if config is not None else TinyLMConfig()
-        tok = train_tokenizer(corpus, c.vocab)
+        tok = tokenizer if tokenizer is not None else train_tokenizer(corpus, c.vocab)
         torch.manual_seed(seed)
         cfg = LlamaConfig(vocab_size=len(tok), hidden_size=c.hidden, intermediate_size=c.ffn, num_hidden_layers=c.layers,
                           num_attention_heads=c.heads, num_key_value_heads=c.heads, max_position_embeddings=c.context,
                           tie_word_embeddings=True, bos_token_id=None, eos_token_id=tok.eos_token_id,
                           pad_token_id=tok.pad_token_id)
         return cls(LlamaForCausalLM(cfg), tok)
+
+    @staticmethod
+    def tokenizer_from_json(text: str):
+        "The tokenizer `train_tokenizer` made, from its JSON (`tokenizer.backend_tokenizer.to_str()`, as checkpoints keep it)."
+        from tokenizers import Tokenizer
+        from transformers import PreTrainedTokenizerFast
+        return PreTrainedTokenizerFast(tokenizer_object=Tokenizer.from_str(text), pad_token="<pad>", eos_token="<eos>")
 
     @classmethod
     def load(cls, folder, gguf_file: Optional[str] = None, lora: int = 0, dtype=None) -> "TokenPolicy":

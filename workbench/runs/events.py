@@ -20,6 +20,8 @@ class Kind:
     EVAL = "eval"              # a greedy evaluation's result
     CONTROL = "control"        # a control applied (or refused), with its source
     RESUMED = "resumed"        # a run continued from a checkpoint
+    CURRICULUM = "curriculum"  # a language-model run moved to another level of tasks: from, to, the pass rate
+    SAMPLES = "samples"        # a few of a language-model run's recent completions with their feedback and reward
 
 class Metric:
     "Metric keys read outside the trainer, namespaced as CleanRL's (`charts/`, `losses/`, `perf/`, `eval/`)."

@@ -54,8 +54,8 @@ def load_checkpoint(path: Union[str, Path], map_location="cpu") -> dict:
         raise CheckpointError(f"checkpoint {path} is corrupt or not a workbench checkpoint ({first[:120]})") from None
     if not isinstance(state, dict) or state.get("format") != FORMAT:
         raise CheckpointError(f"checkpoint {path} is not a workbench checkpoint (no '{FORMAT}' marker)")
-    for section, values in LEGACY_DEFAULTS.items():   # settings added later: what older checkpoints did without them
-        for k, v in values.items(): state.setdefault("config", {}).setdefault(section, {}).setdefault(k, v)
+    for section, values in LEGACY_DEFAULTS.items() if state.get("kind") != "lm" else ():   # PPO settings added later:
+        for k, v in values.items(): state.setdefault("config", {}).setdefault(section, {}).setdefault(k, v)  # the old way
     return state
 
 # %% ../../nbs/05b_train.checkpoint.ipynb #a05cd2c5

@@ -4,17 +4,18 @@
 
 # %% ../../nbs/05a_train.config.ipynb #12cb57fc
 from __future__ import annotations
-import dataclasses
+import argparse, dataclasses
 from dataclasses import dataclass, field, asdict
-from typing import Literal, Optional
+from typing import ClassVar, Literal, Optional, get_type_hints
 
-from ..core import ConfigError, check_types, config_from_dict
+from ..core import ConfigError, check_types, config_from_dict, field_docs
 from ..env.spec import parse_spec
 from ..env.make import EnvConfig
 from ..policy import PolicyConfig
 
 # %% auto #0
-__all__ = ['SECTIONS', 'LIVE_HPARAMS', 'KNOBS', 'TUNED', 'live', 'PPOConfig', 'RunConfig', 'TrainConfig', 'tuned_settings']
+__all__ = ['SECTIONS', 'LIVE_HPARAMS', 'KNOBS', 'TUNED', 'live', 'PPOConfig', 'RunConfig', 'Sections', 'add_section_flags',
+           'TrainConfig', 'tuned_settings']
 
 # %% ../../nbs/05a_train.config.ipynb #73555320
 def live(default, slider: Optional[tuple] = None):
@@ -114,11 +115,69 @@ class RunConfig:
         if self.torch_threads is not None and self.torch_threads < 1:
             raise ConfigError(f"torch_threads must be at least 1 or None, got {self.torch_threads}")
 
+class Sections:
+    """Settings in frozen sections (a dataclass field each, `SECTIONS` naming their types), keys unique across
+    sections: read flat or nested, written nested, changed by flat key. `TrainConfig` (PPO) and the language-model
+    trainers' `LMTrainConfig` are both made this way."""
+    SECTIONS: ClassVar[dict] = {}
+
+    def to_dict(self) -> dict:
+        "Nested plain dict (JSON-able): the form saved in checkpoints and the run store."
+        return {k: asdict(getattr(self, k)) for k in self.SECTIONS}
+
+    def flat(self) -> dict:
+        "All keys in one flat dict."
+        return {k: v for section in self.to_dict().values() for k, v in section.items()}
+
+    @classmethod
+    def flatten(cls, data: dict) -> dict:
+        "Settings given flat, or nested in sections, as one flat dict (unchecked)."
+        flat = {}
+        for k, v in data.items():
+            if k in cls.SECTIONS and isinstance(v, dict): flat.update(v)
+            else: flat[k] = v
+        return flat
+
+    @classmethod
+    def from_dict(cls, data: dict, where: str = "config"):
+        "Build from a flat dict, or a nested one with a dict per section."
+        if not isinstance(data, dict): raise ConfigError(f"{where} must be a mapping of settings, got {type(data).__name__}")
+        flat = cls.flatten(data)
+        owner = {f.name: s for s, c in cls.SECTIONS.items() for f in dataclasses.fields(c)}
+        unknown = sorted(k for k in flat if k not in owner)
+        if unknown:
+            import difflib
+            close = difflib.get_close_matches(unknown[0], owner, n=1)
+            raise ConfigError(f"unknown {where} key '{unknown[0]}'" + (f" (did you mean '{close[0]}'?)" if close else ""))
+        parts = {s: {} for s in cls.SECTIONS}
+        for k, v in flat.items(): parts[owner[k]][k] = v
+        return cls(**{s: config_from_dict(cls.SECTIONS[s], parts[s], where) for s in cls.SECTIONS})
+
+    def replace(self, **changes):
+        "A copy with some flat keys changed (validated)."
+        return type(self).from_dict({**self.flat(), **changes})
+
+def add_section_flags(parser: argparse.ArgumentParser, sections: dict, aliases: Optional[dict] = None) -> None:
+    "One flag per field of each section (`--learning-rate`), defaulting to 'not given' so precedence can be applied later."
+    for section, cls in sections.items():
+        group = parser.add_argument_group(f"{section} settings")
+        hints, docs = get_type_hints(cls), field_docs(cls)
+        for f in dataclasses.fields(cls):
+            flags = [f"--{f.name.replace('_', '-')}"] + (aliases or {}).get(f.name, [])
+            default = f.default if f.default is not dataclasses.MISSING else None
+            helptext = f"{docs.get(f.name, '')} (default: {default})"
+            if hints[f.name] is bool:
+                group.add_argument(*flags, dest=f.name, action=argparse.BooleanOptionalAction, default=argparse.SUPPRESS,
+                                   help=helptext)
+            else:
+                group.add_argument(*flags, dest=f.name, default=argparse.SUPPRESS, metavar=f.name.upper(), help=helptext)
+
 SECTIONS = {"env": EnvConfig, "policy": PolicyConfig, "ppo": PPOConfig, "run": RunConfig}
 
 @dataclass(frozen=True)
-class TrainConfig:
-    "Everything a training run needs: env, policy, PPO and run settings."
+class TrainConfig(Sections):
+    "Everything a PPO training run needs: env, policy, PPO and run settings."
+    SECTIONS: ClassVar[dict] = SECTIONS
     env: EnvConfig = field(default_factory=EnvConfig)
     policy: PolicyConfig = field(default_factory=PolicyConfig)
     ppo: PPOConfig = field(default_factory=PPOConfig)
@@ -138,42 +197,6 @@ class TrainConfig:
                               f"is not divisible by num_minibatches {m}")
         if self.policy.policy == "lstm" and n % m:
             raise ConfigError(f"lstm policies split minibatches by env: num_envs {n} must be divisible by num_minibatches {m}")
-
-    def to_dict(self) -> dict:
-        "Nested plain dict (JSON-able): the form saved in checkpoints and the run store."
-        return {k: asdict(getattr(self, k)) for k in SECTIONS}
-
-    def flat(self) -> dict:
-        "All keys in one flat dict."
-        return {k: v for section in self.to_dict().values() for k, v in section.items()}
-
-    @staticmethod
-    def flatten(data: dict) -> dict:
-        "Settings given flat, or nested in env/policy/ppo/run sections, as one flat dict (unchecked)."
-        flat = {}
-        for k, v in data.items():
-            if k in SECTIONS and isinstance(v, dict): flat.update(v)
-            else: flat[k] = v
-        return flat
-
-    @classmethod
-    def from_dict(cls, data: dict, where: str = "config") -> "TrainConfig":
-        "Build from a flat dict, or a nested one with env/policy/ppo/run sections."
-        if not isinstance(data, dict): raise ConfigError(f"{where} must be a mapping of settings, got {type(data).__name__}")
-        flat = cls.flatten(data)
-        owner = {f.name: s for s, c in SECTIONS.items() for f in dataclasses.fields(c)}
-        unknown = sorted(k for k in flat if k not in owner)
-        if unknown:
-            import difflib
-            close = difflib.get_close_matches(unknown[0], owner, n=1)
-            raise ConfigError(f"unknown {where} key '{unknown[0]}'" + (f" (did you mean '{close[0]}'?)" if close else ""))
-        parts = {s: {} for s in SECTIONS}
-        for k, v in flat.items(): parts[owner[k]][k] = v
-        return cls(**{s: config_from_dict(SECTIONS[s], parts[s], where) for s in SECTIONS})
-
-    def replace(self, **changes) -> "TrainConfig":
-        "A copy with some flat keys changed (validated)."
-        return TrainConfig.from_dict({**self.flat(), **changes})
 
 LIVE_HPARAMS = tuple(f.name for f in dataclasses.fields(PPOConfig) if f.metadata.get("live"))
 KNOBS = {f.name: f.metadata["slider"] for f in dataclasses.fields(PPOConfig) if f.metadata.get("slider")}

@@ -1,0 +1,118 @@
+"""Language-model agents from the shell: SFT and GRPO runs killed with SIGKILL resume to the same step with the same
+weights; generated programs that try to escape are contained and score 0; bad input is one line and exit 2."""
+
+import json
+import signal
+from pathlib import Path
+
+import pytest
+import torch
+
+from conftest import start_workbench, wait_for, workbench, last_json
+from workbench.judge.code_env import CodeEnv, CodeEnvConfig
+from workbench.judge.code_tasks import held_out
+from workbench.runs.store import RunStore
+from workbench.train.checkpoint import find_checkpoint, load_checkpoint
+
+SMALL = ["--hidden", 32, "--layers", 1, "--heads", 2, "--ffn", 64, "--vocab", 300, "--corpus-tasks", 40,
+         "--eval-every", 0, "--device", "cpu", "--quiet", "--json"]  # fmt: skip
+SFT = ["--algo", "sft", "--updates", 150, "--batch-size", 4, "--checkpoint-every", 5, *SMALL]
+GRPO = ["--algo", "grpo", "--task", "code?level=easy&turns=2", "--updates", 6, "--batch-size", 2, "--group-size", 4,
+        "--max-new-tokens", 12, "--beta", 0.04, "--learning-rate", 1e-3, "--checkpoint-every", 2, *SMALL]  # fmt: skip
+
+
+def weights(run_dir: Path) -> dict:
+    return load_checkpoint(find_checkpoint(run_dir))["model"]
+
+
+@pytest.mark.parametrize("flags", [SFT, GRPO], ids=["sft", "grpo"])
+def test_killed_run_resumes_to_the_same_weights(tmp_path, flags):
+    whole = workbench("train", *flags, "--runs-dir", tmp_path / "whole", "--name", "whole")
+    assert whole.returncode == 0, whole.stderr
+    expected = last_json(whole.stdout)
+
+    runs = tmp_path / "killed"
+    proc = start_workbench("train", *flags, "--runs-dir", runs, "--name", "killed")
+    try:
+        ckpts = wait_for(lambda: next(runs.glob("killed-*/checkpoints"), None), what="a checkpoint folder")
+        wait_for(lambda: list(ckpts.glob("step_*.pt")), what="a checkpoint")
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == -signal.SIGKILL, "the run ended before it could be killed"
+    run_dir = ckpts.parent
+    killed_at = load_checkpoint(find_checkpoint(run_dir))["counters"]["global_step"]
+    assert 0 < killed_at < expected["global_step"]
+
+    r = workbench("train", "--resume", run_dir, "--quiet", "--json")  # no --algo: the checkpoint says what it is
+    assert r.returncode == 0, r.stderr
+    summary = last_json(r.stdout)
+    assert summary["global_step"] == expected["global_step"] and summary["status"] == "finished"
+    mine, theirs = weights(run_dir), weights(Path(expected["run_dir"]))
+    assert mine.keys() == theirs.keys()
+    for k in mine:
+        assert torch.equal(mine[k], theirs[k]), k
+    (run,) = RunStore(runs).runs()
+    assert run["status"] == "finished" and run["env"].startswith("code?")
+    resumed = RunStore(runs).events(run["id"], "resumed")
+    assert [e["step"] for e in resumed] == [killed_at]
+
+
+HOSTILE = {
+    "network": "    import socket\n    socket.create_connection(('1.1.1.1', 53), timeout=2)\n    return x\n",
+    "read outside": "    return open(SENTINEL_DIR + '/file').read() or x\n",
+    "write outside": "    open(SENTINEL, 'w').write('pwned')\n    return x\n",
+    "delete": "    import shutil\n    shutil.rmtree(SENTINEL_DIR)\n    return x\n",
+    "fork bomb": "    import os\n    while True:\n        os.fork()\n",
+    "shell": "    import subprocess\n    subprocess.run(['rm', '-rf', SENTINEL_DIR])\n    return x\n",
+}
+
+
+def test_generated_programs_that_escape_are_contained_and_score_zero(tmp_path):
+    sentinel_dir = tmp_path / "keep"
+    sentinel_dir.mkdir()
+    (sentinel_dir / "file").write_text("still here")
+    task = next(t for t in held_out("easy", "test", 50) if t.entry and "(x)" in t.prompt)
+    env = CodeEnv(CodeEnvConfig(turns=1))
+    prefix = f"SENTINEL = {str(sentinel_dir / 'new')!r}\nSENTINEL_DIR = {str(sentinel_dir)!r}\n"
+    completions = list(HOSTILE.values())
+    tasks = [type(task)(**{**task.to_dict(), "prompt": prefix + task.prompt}) for _ in completions]
+    attempts = env.score(tasks, completions)
+    for name, a in zip(HOSTILE, attempts):
+        assert not a.passed, (name, a)
+        if name.endswith("outside"):  # the host's files are not there: it fails its tests (exec 0), and only earns
+            assert a.judges["exec"] == 0.0 and "No such file" in a.feedback, (
+                name,
+                a,
+            )  # what any safe wrong answer earns
+            assert a.reward < 0.15, (name, a)
+        else:  # the safety gate refuses it whatever its tests said: reward 0
+            assert a.reward == 0.0 and "unsafe" in a.feedback, (name, a)
+    assert (sentinel_dir / "file").read_text() == "still here" and not (sentinel_dir / "new").exists()
+
+
+def test_bad_input_is_one_line_and_exit_2(tmp_path):
+    not_a_model = tmp_path / "not-a-model"
+    not_a_model.mkdir()
+    (not_a_model / "config.json").write_text(json.dumps({"model_type": "nonsense"}))
+    corrupt = tmp_path / "tasks.jsonl"
+    corrupt.write_text('{"id": "a", "prompt": "def f(x):\\n"\nnot json\n')
+    cases = {
+        "unknown level": (["--task", "code?level=expert"], "unknown level 'expert'"),
+        "turns < 1": (["--task", "code?turns=0"], "turns must be at least 1"),
+        "G < 2": (["--algo", "grpo", "--group-size", "1"], "group_size must be at least 2"),
+        "no model folder": (["--model", tmp_path / "missing"], "does not exist"),
+        "not a causal LM": (["--model", not_a_model], "is not a causal language model folder"),
+        "corrupt task file": (["--task", f"code?source=file&path={corrupt}"], str(corrupt)),
+        "unknown flag": (["--grup-size", "4"], "unrecognized arguments"),
+        "resume nothing": (["--resume", tmp_path / "nowhere"], "checkpoint not found"),
+    }
+    runs = tmp_path / "runs"
+    for name, (flags, says) in cases.items():
+        algo = [] if "--algo" in flags or "--resume" in flags else ["--algo", "sft"]
+        r = workbench("train", *algo, *map(str, flags), "--runs-dir", runs, "--device", "cpu", timeout=120)
+        lines = r.stderr.strip().splitlines()
+        assert r.returncode == 2 and len(lines) == 1 and says in lines[0], (name, r.returncode, r.stderr[-500:])
+    assert not runs.exists() or not any(runs.iterdir()), "bad input wrote something"
