@@ -444,12 +444,13 @@ def test_writing_is_bounded_in_total_and_leaves_nothing(tmp_path):
     from workbench.judge.sandbox import run_sandboxed
 
     fill = "i = 0\nwhile True:\n    open(f'f{i}.bin', 'wb').write(b'0' * (4 << 20)); i += 1"
+    before = set(Path("/tmp").glob("wb-sbx-*"))  # (another process's sandboxes may be running)
     free = shutil.disk_usage("/tmp").free
     t0 = time.monotonic()
     result = run_sandboxed(fill, limits=Limits(cpu_s=2, wall_s=4, file_mb=8, disk_mb=32))
     assert result.status == "disk_limit" and time.monotonic() - t0 < 5, (result.status, result.stderr[-300:])
     assert abs(shutil.disk_usage("/tmp").free - free) < 16 << 20  # nothing of it stayed on the host's disk
-    assert not [p for p in Path("/tmp").glob("wb-sbx-*")]
+    assert not set(Path("/tmp").glob("wb-sbx-*")) - before
     judge = ExecutionJudge(Limits(cpu_s=2, wall_s=4, file_mb=8, disk_mb=32))
     score = judge.score("Write answer() returning 42.", fill + "\ndef answer(): return 42", {"tests": TESTS})
     assert score.overall == 0.0 and score.details["failure"]["kind"] == "disk_limit", score.details

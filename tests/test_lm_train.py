@@ -56,6 +56,8 @@ def test_killed_run_resumes_to_the_same_weights(tmp_path, flags):
         assert torch.equal(mine[k], theirs[k]), k
     (run,) = RunStore(runs).runs()
     assert run["status"] == "finished" and run["env"].startswith("code?")
+    stale = [p for p in Path("/tmp").glob(f"wb-sbx-{proc.pid}-*")]  # the killed run's sandboxes: swept by the next one
+    assert not stale, stale
     resumed = RunStore(runs).events(run["id"], "resumed")
     assert [e["step"] for e in resumed] == [killed_at]
 

@@ -214,7 +214,7 @@ def test_tutorial_live_in_jupyterlab(lab):
             what="the trainer's learning rate to follow",
         )
         page.locator(".wb-live .wb-filter-controls").click()  # the log shows the controls alone
-        page.locator(".wb-live .wb-log").get_by_text("set learning_rate=0.0005 from notebook: applied").wait_for(
+        page.locator(".wb-live .wb-log").get_by_text("set learning_rate=0.0005 from notebook: applied").first.wait_for(
             timeout=15_000
         )
         page.screenshot(path=str(shots / "2_steered.png"), full_page=True)

@@ -255,7 +255,7 @@ def _act(self: TrainingDashboard, action) -> bool:
 
 @patch
 def _on_knob(self: TrainingDashboard, name: str, value) -> None:
-    if self._syncing: return
+    if self._syncing or value == getattr(self.session, name): return   # ours, or a page repeating what holds already
     if not self._act(lambda source: self.session.set_hparams(source=source, **{name: value})):
         self._drawn = None                         # refused: the next refresh puts the session's value back
 

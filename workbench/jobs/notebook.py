@@ -137,12 +137,14 @@ def record_result(**values) -> dict:
     return values
 
 def train_run(cfg, every_s: float = 10.0, quiet: bool = False):
-    """Train `cfg` (a `TrainConfig`) and record the run as `workbench train` does (`workbench.train.runner.train_run`),
+    """Train `cfg` (a `TrainConfig`, or an `LMTrainConfig` for a code agent) and record the run as `workbench train`
+    does (`workbench.train.runner.train_run`),
     printing a progress line every `every_s` seconds; returns (summary, run id, trainer). In a data-parallel job
     every rank trains and rank 0 records (the run id is None on the other ranks)."""
     from workbench.train.runner import train_run as train_and_record
     from workbench.runs.sinks import LineSink
-    sinks = None if quiet else lambda t: [LineSink(cfg.ppo.total_timesteps, every_s=every_s)]
+    total = cfg.optim.updates if hasattr(cfg, "optim") else cfg.ppo.total_timesteps
+    sinks = None if quiet else lambda t: [LineSink(total, every_s=every_s)]
     return train_and_record(cfg, sinks=sinks)
 
 # %% ../../nbs/06b_jobs.notebook.ipynb #f2526a96

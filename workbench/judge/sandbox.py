@@ -146,12 +146,27 @@ def _reader(stream, sink: list, cap: int, over: threading.Event):
         total += len(chunk)
         if total > cap: over.set()
 
+_swept = False
+
+def _sweep_stale() -> None:
+    "Remove the folders of sandboxes whose process was killed before it could (`wb-sbx-<pid>-*`, that pid gone); once a process."
+    global _swept
+    if _swept: return
+    _swept = True
+    for p in Path(tempfile.gettempdir()).glob("wb-sbx-*-*"):
+        pid = p.name.split("-")[2]
+        if not pid.isdigit() or int(pid) == os.getpid(): continue
+        try: os.kill(int(pid), 0)
+        except ProcessLookupError: shutil.rmtree(p, ignore_errors=True)
+        except OSError: pass
+
 def run_sandboxed(code: str, files: Optional[dict] = None, limits: Optional[Limits] = None,
                   isolate: bool = True) -> SandboxResult:
     """Run `code` (the text of `main.py`) in a fresh directory with `files` ({name: text}) beside it, under `limits`;
     returns how it ended. `isolate=False` skips the namespaces (the limits still apply)."""
     limits = limits or Limits()
-    base = Path(tempfile.mkdtemp(prefix="wb-sbx-"))
+    _sweep_stale()
+    base = Path(tempfile.mkdtemp(prefix=f"wb-sbx-{os.getpid()}-"))
     box, root = base / "box", base / "root"                # the code's directory; the mount point of its root
     box.mkdir(); root.mkdir()
     uid = 200_000 + secrets.randbelow(100_000)            # a uid of its own: its process count is its own

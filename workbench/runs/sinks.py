@@ -67,6 +67,9 @@ class LineSink:
             eta = f" · ETA {fmt_duration((self.total - e.step) / sps)}" if sps and e.step < self.total else ""
             share = 100 * e.step / max(1, self.total)
             self._print(f"step {e.step:,} / {self.total:,} ({share:.0f}%) · {sps:,.0f} steps/s{ret}{eta}")
+        elif e.kind == Kind.EVAL and "pass_rate" in d:   # a code agent's held-out tasks
+            levels = ", ".join(f"{k.split('/')[1]} {v:.2f}" for k, v in d.items() if k.startswith("pass_rate/"))
+            self._print(f"step {e.step:,}: {d['split']} pass@1 {d['pass_rate']:.3f} ({levels})")
         elif e.kind == Kind.EVAL:
             self._print(f"step {e.step:,}: evaluation mean return {d['mean_return']:.1f} ± {d['std_return']:.1f} "
                         f"over {d['episodes']} episodes")
