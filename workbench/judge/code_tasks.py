@@ -215,7 +215,8 @@ def humaneval_tasks() -> list:
 # %% ../../nbs/04i_judge.code_tasks.ipynb #7689fc61
 def load_tasks(path) -> list:
     """Tasks from a JSON-lines file, one object a line with `prompt`, `entry` and `tests` (a list of snippets), and
-    optionally `id`, `reference` and `level`. A line that is not such an object is refused, naming the line."""
+    optionally `id`, `reference`, `level` and `meta` (what `CodeTask.to_dict` writes reads back). A line that is not
+    such an object is refused, naming the line."""
     path = Path(path)
     try: lines = path.read_text().splitlines()
     except (OSError, UnicodeDecodeError) as e: raise TaskError(f"cannot read the task file {path}: {e}") from None
@@ -231,9 +232,10 @@ def load_tasks(path) -> list:
                 raise TaskError(f"{where}: {key!r} must be a non-empty {kind.__name__}")
         if not all(isinstance(t, str) and t.strip() for t in row["tests"]):
             raise TaskError(f"{where}: every test must be a non-empty string of Python")
-        unknown = set(row) - {"id", "prompt", "entry", "tests", "reference", "level"}
+        unknown = set(row) - {"id", "prompt", "entry", "tests", "reference", "level", "source", "meta"}   # (to_dict's)
         if unknown: raise TaskError(f"{where}: unknown field(s) {', '.join(sorted(unknown))}")
         tasks.append(CodeTask(str(row.get("id", f"{path.stem}-{i}")), "file", str(row.get("level", "file")), row["prompt"],
-                              row["entry"], [explain(t) for t in row["tests"]], str(row.get("reference", ""))))
+                              row["entry"], [explain(t) for t in row["tests"]], str(row.get("reference", "")),
+                              row.get("meta") if isinstance(row.get("meta"), dict) else {}))
     if not tasks: raise TaskError(f"task file {path} holds no tasks")
     return tasks
