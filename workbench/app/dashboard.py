@@ -229,15 +229,17 @@ def _on_view(self: TrainingDashboard) -> None:
 
 @patch
 def _sync_controls(self: TrainingDashboard) -> None:
-    "Send each control's state to every view, whatever the view shows now (a saved page shows it as it was)."
+    """Send each button's state and the form's visibility to every view, whatever the view shows now (a saved page
+    shows them as they were). Not the knobs' values: a page can keep showing the value sent in between, and a
+    knob the user then touches would send it back as a change; the refresh sends a knob's value when it changes."""
     controls = [(b, "disabled") for b in (self.start_button, self.pause_button, self.stop_button, self.checkpoint_button)] + \
-               [(self.pause_button, "name"), (self.form_card, "visible")] + [(w, "value") for w in self.knobs.values()]
+               [(self.pause_button, "name"), (self.form_card, "visible")]
     values = [getattr(w, name) for w, name in controls]
     self._syncing = True
     try:   # Panel sends only changes: set each control to something else, then back, in two messages
         with pn.io.hold():
             for (w, name), v in zip(controls, values):
-                setattr(w, name, (not v) if isinstance(v, bool) else (v + " " if isinstance(v, str) else v * 0.5 + 1e-9))
+                setattr(w, name, (not v) if isinstance(v, bool) else v + " ")
         with pn.io.hold():
             for (w, name), v in zip(controls, values): setattr(w, name, v)
     finally: self._syncing = False
