@@ -172,7 +172,11 @@ def test_tutorial_live_in_jupyterlab(lab):
         assert page.locator(".wb-live .wb-chart-return .js-plotly-plot").count() == 1
         run_until("session.start()")
         answer = run_until("the kernel answers while it trains")  # another cell runs while the run trains
-        assert re.search(r"running: step [\d,]+ of 5,00\d,\d{3}", answer.locator(".jp-OutputArea").inner_text())
+        wait_for(  # the output can reach the page a moment after the cell's number
+            lambda: re.search(r"running: step [\d,]+ of 5,00\d,\d{3}", answer.locator(".jp-OutputArea").inner_text()),
+            timeout=30,
+            what="the answer of the cell that runs while it trains",
+        )
 
         chart = page.locator(".wb-live .wb-chart-return .js-plotly-plot")
         points = lambda: chart.evaluate("el => (el.data && el.data[2].x) ? el.data[2].x.length : 0")
