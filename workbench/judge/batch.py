@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 from typing import Optional, Sequence
 
-from .responses import ExecutionJudge, JudgeError
+from .responses import RUN_TESTS, ExecutionJudge, JudgeError
 from .sandbox import Limits, namespaces_available, run_sandboxed
 
 # %% auto #0
@@ -20,23 +20,6 @@ _BATCH_HARNESS = r'''
 import json, os, select, signal, sys, time
 MARK, WALL, OUTPUT = {mark!r}, {wall!r}, {output!r}
 OWN_UID = {isolated!r} and os.getuid() >= 200000   # the sandbox's own uid: any other process of it is a leftover
-
-def run_one(program, tests):
-    ns, report, start = {{"__name__": "response"}}, {{"load_error": None, "tests": []}}, time.perf_counter()
-    try: exec(compile(program, "response.py", "exec"), ns)
-    except BaseException as e: report["load_error"] = f"{{type(e).__name__}}: {{e}}"[:300]
-    if report["load_error"] is None:
-        for src in tests:
-            t0 = time.perf_counter()
-            try:
-                exec(compile(src, "test", "exec"), dict(ns))
-                report["tests"].append({{"ok": True, "s": time.perf_counter() - t0}})
-            except BaseException as e:
-                msg = str(e) or src.strip().splitlines()[-1]
-                report["tests"].append({{"ok": False, "s": time.perf_counter() - t0,
-                                         "error": f"{{type(e).__name__}}: {{msg}}"[:300]}})
-    report["runtime_s"] = time.perf_counter() - start
-    return report
 
 results = []
 for i, job in enumerate(json.load(open("jobs.json"))):
@@ -116,7 +99,7 @@ class BatchExecutionJudge(ExecutionJudge):
         lim = self.limits
         outer = Limits(**{**asdict(lim), "wall_s": lim.wall_s * len(jobs) + 5.0, "output_kb": max(lim.output_kb, 64 * len(jobs)),
                           "file_mb": max(lim.file_mb, 1 + len(json.dumps(jobs)) // 2**20)})
-        harness = _BATCH_HARNESS.format(mark=mark, wall=float(lim.wall_s), output=lim.output_kb * 1024,
+        harness = RUN_TESTS + _BATCH_HARNESS.format(mark=mark, wall=float(lim.wall_s), output=lim.output_kb * 1024,
                                         isolated=namespaces_available())
         run = run_sandboxed(harness, {"jobs.json": json.dumps(jobs)}, outer)
         results = None

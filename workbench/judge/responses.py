@@ -14,7 +14,7 @@ from .analysis import efficiency_hints, quality_report, safety_findings
 from .sandbox import Limits, run_sandboxed
 
 # %% auto #0
-__all__ = ['RUBRIC', 'PAIRWISE', 'JudgeError', 'Score', 'Judge', 'ExecutionJudge', 'StaticJudge', 'embedding_model',
+__all__ = ['RUN_TESTS', 'RUBRIC', 'PAIRWISE', 'JudgeError', 'Score', 'Judge', 'ExecutionJudge', 'StaticJudge', 'embedding_model',
            'EmbeddingJudge', 'parse_verdict', 'LLMJudge', 'EnsembleJudge']
 
 # %% ../../nbs/04d_judge.responses.ipynb #e111294d
@@ -45,28 +45,31 @@ class Judge:
         with ThreadPoolExecutor(self.parallel) as pool: return list(pool.map(call, items))
 
 # %% ../../nbs/04d_judge.responses.ipynb #cbe091c4
+RUN_TESTS = r'''
+import time
+def run_one(program, tests):
+    "Run `program`, then each test snippet in a copy of its namespace; the report of what passed."
+    ns, report, start = {"__name__": "response"}, {"load_error": None, "tests": []}, time.perf_counter()
+    try: exec(compile(program, "response.py", "exec"), ns)
+    except BaseException as e: report["load_error"] = f"{type(e).__name__}: {e}"[:500]
+    if report["load_error"] is None:
+        for src in tests:
+            t0 = time.perf_counter()
+            try:
+                exec(compile(src, "test", "exec"), dict(ns))
+                report["tests"].append({"ok": True, "s": time.perf_counter() - t0})
+            except BaseException as e:
+                msg = str(e) or src.strip().splitlines()[-1]
+                report["tests"].append({"ok": False, "s": time.perf_counter() - t0,
+                                        "error": f"{type(e).__name__}: {msg}"[:500]})
+    report["runtime_s"] = time.perf_counter() - start
+    return report
+'''   # the sandboxed test runner of the execution judges (this one, and the batched one)
+
 _HARNESS = r'''
-import json, sys, time
+import json, sys
 MARK = {mark!r}
-tests = json.load(open("tests.json"))
-ns = {{"__name__": "response"}}
-report = {{"load_error": None, "tests": []}}
-start = time.perf_counter()
-try:
-    exec(compile(open("response.py").read(), "response.py", "exec"), ns)
-except BaseException as e:
-    report["load_error"] = f"{{type(e).__name__}}: {{e}}"[:500]
-if report["load_error"] is None:
-    for src in tests:
-        t0 = time.perf_counter()
-        try:
-            exec(compile(src, "test", "exec"), dict(ns))
-            report["tests"].append({{"ok": True, "s": time.perf_counter() - t0}})
-        except BaseException as e:
-            msg = str(e) or src.strip().splitlines()[-1]
-            error = f"{{type(e).__name__}}: {{msg}}"[:500]
-            report["tests"].append({{"ok": False, "s": time.perf_counter() - t0, "error": error}})
-report["runtime_s"] = time.perf_counter() - start
+report = run_one(open("response.py").read(), json.load(open("tests.json")))
 sys.__stdout__.write("\n" + MARK + json.dumps(report) + "\n"); sys.__stdout__.flush()
 '''
 
@@ -89,7 +92,7 @@ class ExecutionJudge(Judge):
         if not tests: raise JudgeError("the execution judge needs context['tests']: a list of Python test snippets")
         mark = f"WB-REPORT-{secrets.token_hex(8)}:"
         files = {"response.py": response, "tests.json": json.dumps(list(tests))}
-        run = run_sandboxed(_HARNESS.format(mark=mark), files, self.limits)
+        run = run_sandboxed(RUN_TESTS + _HARNESS.format(mark=mark), files, self.limits)
         report = None
         for line in run.stdout.splitlines():
             if line.startswith(mark):
