@@ -107,6 +107,8 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path):
         "unknown level": (["--task", "code?level=expert"], "unknown level 'expert'"),
         "turns < 1": (["--task", "code?turns=0"], "turns must be at least 1"),
         "G < 2": (["--algo", "grpo", "--group-size", "1"], "group_size must be at least 2"),
+        "review of 1": (["--algo", "grpo", "--review", "1"], "review must be in [0, 1)"),
+        "unknown reward": (["--task", "code?reward=style"], "unknown reward 'style'"),
         "no model folder": (["--model", tmp_path / "missing"], "does not exist"),
         "not a causal LM": (["--model", not_a_model], "is not a causal language model folder"),
         "corrupt task file": (["--task", f"code?source=file&path={corrupt}"], str(corrupt)),

@@ -6,18 +6,21 @@
 from __future__ import annotations
 import workbench.core  # noqa: F401  first: quiets dependency notices
 import html, pathlib
-from typing import Optional
+from typing import Optional, Sequence
 
 import panel as pn
 import param
 from panel.custom import JSComponent
 
+from ..core import WorkbenchError
 from ..runs.events import Metric
-from .session import MetricHistory
-
+from ..judge.code_env import CodeEnvConfig
+from ..judge.code_tasks import LEVELS
+from .session import MetricHistory, is_lm
 
 # %% auto #0
-__all__ = ['COLORS', 'CHARTS', 'chart_figure', 'chart_tail', 'LiveView', 'setup_notebook', 'notebook_ready', 'fallback_note']
+__all__ = ['COLORS', 'CHARTS', 'LM_CHARTS', 'chart_figure', 'chart_tail', 'lm_charts', 'chart_set', 'LiveView', 'setup_notebook',
+           'notebook_ready', 'fallback_note']
 
 # %% ../../nbs/07b_app.charts.ipynb #8ff59450
 COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e")
@@ -35,7 +38,7 @@ def _layout(title: str, ytitle: str = "", log_y: bool = False, y2title: Optional
     return layout
 
 def _line(key: str, name: str, color: int, right: bool = False, **kw) -> dict:
-    return {"key": key, "type": "scatter", "mode": "lines", "name": name, "line": {"color": COLORS[color]},
+    return {"key": key, "type": "scatter", "mode": "lines", "name": name, "line": {"color": COLORS[color % len(COLORS)]},
             **({"yaxis": "y2"} if right else {}), **kw}
 
 _BAND = "rgba(31,119,180,0.18)"
@@ -57,21 +60,21 @@ CHARTS = {  # name -> (layout, traces); each trace's "key" is the history key it
     "lr": (_layout("Learning rate", "lr", log_y=True), [_line("charts/learning_rate", "learning rate", 0)]),
 }
 
-def chart_figure(history: MetricHistory, name: str) -> dict:
-    "The whole figure of chart `name` from the history (a plotly dict)."
-    layout, traces = CHARTS[name]
+def chart_figure(history: MetricHistory, name: str, charts: Optional[dict] = None) -> dict:
+    "The whole figure of chart `name` of the set `charts` (default: `CHARTS`) from the history (a plotly dict)."
+    layout, traces = (charts or CHARTS)[name]
     data = []
     for t in traces:
         x, y = history.series(t["key"])
         data.append({**{k: v for k, v in t.items() if k != "key"}, "x": x, "y": y})
     return {"data": data, "layout": layout}
 
-def chart_tail(history: MetricHistory, name: str, drawn: dict) -> Optional[dict]:
+def chart_tail(history: MetricHistory, name: str, drawn: dict, charts: Optional[dict] = None) -> Optional[dict]:
     """The points chart `name` gained since `drawn` (key -> (stride, count) as last drawn; updated here):
     {"traces": [...], "x": [[...]], "y": [[...]]} for plotly's extendTraces, or None if a series was thinned
-    since (the chart must be drawn anew)."""
+    since (the chart must be drawn anew). `charts`: the chart set (default: `CHARTS`)."""
     out = {"traces": [], "x": [], "y": []}
-    for i, t in enumerate(CHARTS[name][1]):
+    for i, t in enumerate((charts or CHARTS)[name][1]):
         was_stride, was_count = drawn.get(t["key"], (1, 0))
         stride, count, x, y = history.since(t["key"], was_count)
         if stride != was_stride or count < was_count: return None
@@ -79,17 +82,65 @@ def chart_tail(history: MetricHistory, name: str, drawn: dict) -> Optional[dict]
         drawn[t["key"]] = (stride, count)
     return out
 
+# %% ../../nbs/07b_app.charts.ipynb #bd30b88a
+def _marker(key: str, name: str, color: int, symbol: str = "circle") -> dict:
+    return {"key": key, "type": "scatter", "mode": "markers", "name": name,
+            "marker": {"color": COLORS[color % len(COLORS)], "size": 7, "symbol": symbol}}
+
+def lm_charts(algo: str = "grpo", judges: Sequence[str] = ("exec", "static")) -> dict:
+    "The chart set of a language-model run of `algo` (grpo or sft) scored by `judges`."
+    rate = _layout("Pass rate", "pass rate")
+    rate["yaxis"]["range"] = [-0.03, 1.03]
+    val = [_marker("eval/pass_rate", "val pass@1", 1)] + [
+        _marker(f"eval/pass_rate/{level}", f"val {level}", i + 2, symbol) for i, (level, symbol)
+        in enumerate(zip(LEVELS, ("triangle-up", "square", "diamond")))]
+    common = {"throughput": (_layout("Throughput", "tokens per second"), [_line("perf/tokens_per_s", "tokens/s", 0)]),
+              "lr": CHARTS["lr"]}
+    if algo == "sft":
+        return {"pass_rate": (rate, val), "loss": (_layout("Loss", "next-token loss"), [
+                    _line("losses/sft_loss", "train", 0), _marker("eval/val_loss", "held out", 1)]), **common}
+    level = _layout("Curriculum level")   # the ticks name the levels
+    level["yaxis"].update(tickvals=list(range(len(LEVELS))), ticktext=list(LEVELS), range=[-0.3, len(LEVELS) - 0.7])
+    return {
+        "pass_rate": (rate, [_line("charts/pass_rate", "train (sampled)", 0), _line("charts/pass_rate_first", "first attempt", 4),
+                             *val]),
+        "reward": (_layout("Reward per judge", "mean score"), [
+            _line("charts/reward", "reward", 0), *[_line(f"judges/{j}", j, i + 1) for i, j in enumerate(judges)],
+            _line("charts/objective", "objective", 0, line={"color": COLORS[(len(judges) + 1) % len(COLORS)], "dash": "dot"})]),
+        "loss": (_layout("Loss and KL", "GRPO loss", y2title="KL, clipped fraction"), [
+            _line("losses/grpo_loss", "GRPO loss", 0), _line("losses/kl", "KL (right)", 1, right=True),
+            _line("losses/clip_low", "clipped low (right)", 2, right=True),
+            _line("losses/clip_high", "clipped high (right)", 3, right=True)]),
+        "completions": (_layout("Completions", "tokens", y2title="fraction"), [
+            _line("charts/completion_length", "mean length", 0), _line("charts/truncated", "truncated (right)", 1, right=True),
+            _line("charts/zero_std_groups", "groups without spread (right)", 2, right=True)]),
+        **common,
+        "level": (level, [_line("charts/level", "level", 0, line={"color": COLORS[0], "shape": "hv"})])}
+
+LM_CHARTS = lm_charts()   # a GRPO run judged by exec and static
+
+def chart_set(config=None) -> dict:
+    "The charts of a run of `config` (a `TrainConfig` or `LMTrainConfig`, or its dict as stored): `CHARTS` or `lm_charts`."
+    if not is_lm(config): return CHARTS
+    if isinstance(config, dict): algo, task = config["optim"]["algo"], (config.get("task") or {}).get("task", "code")
+    else: algo, task = config.optim.algo, config.task.task
+    try: judges = CodeEnvConfig.from_spec(task).judge_names
+    except (WorkbenchError, TypeError): judges = ["exec", "static"]   # a stored config this version cannot read
+    return lm_charts(algo, judges)
+
 # %% ../../nbs/07b_app.charts.ipynb #4a1d9117
 _PLOTLY_CSS = (pathlib.Path(pn.__file__).parent / "dist" / "css" / "models" / "plotly.css")
 
 class LiveView(JSComponent):
-    "A run's title, progress, status, charts and event log: drawn from the parameters, then updated by messages (`push`)."
+    "A run's title, progress, status, charts, samples and log: drawn from the parameters, then updated by messages (`push`)."
     figures = param.Dict(default={}, doc="chart name -> plotly figure dict")
     title = param.String("", doc="the heading (HTML)")
     status = param.String("", doc="the status line (HTML)")
     progress = param.Number(0.0, bounds=(0, 1), doc="fraction of the run done")
     alert = param.String("", doc="an error to show above the charts (text; empty: none)")
     log = param.List(default=[], doc="event log entries, newest first: {time, step, kind, text}")
+    samples = param.List(default=[], doc="a language-model run's recent samples, newest first: {step, task, turn, reward, "
+                                         "passed, completion, feedback} (text, shown escaped); none: no table")
     view_id = param.String(default="", doc="names this view's fallback note (`fallback_note`), removed once it renders")
     config = param.Dict(default={"displaylogo": False, "responsive": True}, doc="plotly config")
 
@@ -106,7 +157,12 @@ class LiveView(JSComponent):
       .wb-filter button { font-size: 12px; margin-left: 4px; border: 1px solid #ccc; background: white; border-radius: 3px; cursor: pointer; }
       .wb-filter button.on { background: #0072b5; color: white; border-color: #0072b5; }
       .wb-log { max-height: 220px; overflow-y: auto; font-family: monospace; font-size: 12px; margin-top: 4px; }
-      .wb-log .control { color: #0b5394; } .wb-log .status { font-weight: bold; } .wb-log .eval { color: #555; }"""]  # noqa: E501  (CSS)
+      .wb-log .control { color: #0b5394; } .wb-log .status { font-weight: bold; } .wb-log .eval { color: #555; }
+      .wb-samples { margin-top: 8px; font-size: 12px; max-height: 420px; overflow-y: auto; }
+      .wb-samples table { border-collapse: collapse; width: 100%; table-layout: fixed; }
+      .wb-samples th, .wb-samples td { border-bottom: 1px solid #e5e5e5; padding: 3px 6px; text-align: left; vertical-align: top; overflow-wrap: anywhere; }
+      .wb-samples pre { margin: 0; white-space: pre-wrap; max-height: 9em; overflow-y: auto; font-size: 11px; }
+      .wb-samples .wb-passed td:nth-child(5) { color: #146c43; } .wb-samples .wb-failed td:nth-child(5) { color: #b02a37; }"""]  # noqa: E501  (CSS)
     _esm = """
     const LOG_SIZE = 1000
     const KINDS = {all: null, controls: ["control", "status"], evaluations: ["eval"], checkpoints: ["checkpoint"]}
@@ -122,6 +178,7 @@ class LiveView(JSComponent):
       const status = div("wb-status", root)
       const alert = div("wb-alert", root)
       const grid = div("wb-charts", root)
+      const samples = div("wb-samples", root)
       const events = div("wb-events", root)
       const head = div("wb-events-head", events)
       head.innerHTML = "<b>Events</b> <span class='wb-filter'></span>"
@@ -138,20 +195,35 @@ class LiveView(JSComponent):
         log.innerHTML = rows.map(e => `<div class="${esc(e.kind)}">[${esc(e.time)}] step ${esc(e.step)}: ${esc(e.text)}</div>`).join("")
           || "<i>no events yet</i>"
       }
+      const COLS = ["step", "task", "turn", "reward", "passed", "completion", "feedback"]
+      const WIDTHS = ["6%", "14%", "5%", "7%", "6%", "37%", "25%"]
+      const cell = (r, c) => c === "completion" ? `<pre>${esc(r.completion ?? "")}</pre>`
+        : c === "passed" ? (r.passed ? "yes" : "no") : c === "reward" && typeof r.reward === "number" ? r.reward.toFixed(2) : esc(r[c] ?? "")
+      const showSamples = (rows) => {
+        samples.style.display = rows.length ? "" : "none"
+        samples.innerHTML = rows.length ? "<b>Recent samples</b><table><colgroup>" + WIDTHS.map(w => `<col style="width:${w}">`).join("") +
+          "</colgroup><thead><tr>" + COLS.map(c => `<th>${c}</th>`).join("") + "</tr></thead><tbody>" +
+          rows.map(r => `<tr class="${r.passed ? "wb-passed" : "wb-failed"}">` + COLS.map(c => `<td>${cell(r, c)}</td>`).join("") + "</tr>").join("") +
+          "</tbody></table>" : ""
+      }
       const show = (m) => {
         if (m.title !== undefined) title.innerHTML = m.title
         if (m.status !== undefined) status.innerHTML = m.status
         if (m.progress !== undefined) bar.style.width = `${(100 * m.progress).toFixed(1)}%`
         if (m.alert !== undefined) { alert.textContent = m.alert; alert.style.display = m.alert ? "" : "none" }
         if (m.log !== undefined) { entries = m.log; showLog() }
+        if (m.samples !== undefined) showSamples(m.samples)
         if (m.log_new !== undefined) { entries = m.log_new.concat(entries).slice(0, LOG_SIZE); showLog() }
       }
-      show({title: model.title, status: model.status, progress: model.progress, alert: model.alert, log: model.log})
-      for (const name of ["title", "status", "progress", "alert", "log"]) model.on(name, () => show({[name]: model[name]}))
+      show({title: model.title, status: model.status, progress: model.progress, alert: model.alert, log: model.log, samples: model.samples})
+      for (const name of ["title", "status", "progress", "alert", "log", "samples"]) model.on(name, () => show({[name]: model[name]}))
       const plots = {}
       let ready = plotly()
       const chain = (work) => { ready = ready.then(work).catch(e => console.error("workbench live view:", e)) }
       const draw = () => chain(async () => {
+        for (const name of Object.keys(plots)) if (!(name in model.figures)) {   // another chart set: its charts go
+          window.Plotly.purge(plots[name]); plots[name].parentElement.remove(); delete plots[name]
+        }
         for (const [name, fig] of Object.entries(model.figures)) {
           if (!plots[name]) plots[name] = div("", div(`wb-chart wb-chart-${name}`, grid))
           await window.Plotly.react(plots[name], fig.data, fig.layout, model.config)
@@ -195,8 +267,8 @@ class LiveView(JSComponent):
             self._send_msg({"ack": True})   # the view knows it is heard, even when nothing changed
 
     def push(self, extend: Optional[dict] = None, log_new: Optional[list] = None, **state) -> None:
-        """Send what changed to every open view as one message: any of `title`, `status`, `progress`, `alert`, new log
-        entries (newest first) and points to append (chart name -> `chart_tail` output). The parameters keep the latest
+        """Send what changed to every open view as one message: any of `title`, `status`, `progress`, `alert`, `samples`,
+        new log entries (newest first) and points to append (chart name -> `chart_tail` output). The parameters keep the latest
         values for views opened later."""
         msg = {k: v for k, v in state.items() if v is not None and v != getattr(self, k)}
         with param.discard_events(self):   # not synced: the message carries them (the views add new log entries themselves)

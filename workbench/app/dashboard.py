@@ -11,10 +11,11 @@ import panel as pn
 import param
 from fastcore.basics import patch
 
-from ..train.config import TrainConfig, SECTIONS, tuned_settings
+from ..train.config import TrainConfig, tuned_settings
+from ..train.lm import LMTrainConfig
 from ..env.make import resolve_env
-from .session import TrainingSession, LIVE_KNOBS
-from .charts import LiveView, chart_figure, chart_tail, setup_notebook, notebook_ready, fallback_note, CHARTS
+from .session import TrainingSession, ALL_KNOBS, describe, is_lm, _rate
+from .charts import LiveView, chart_figure, chart_tail, chart_set, setup_notebook, notebook_ready, fallback_note
 from ..runs.sinks import fmt_duration, fmt_number, fmt_time
 
 # %% auto #0
@@ -36,28 +37,29 @@ def field_widget(name: str, tp, value, doc: str = ""):
     return pn.widgets.TextInput(value="" if value is None else str(value), description=doc or None, **kw)
 
 class ConfigForm(pn.viewable.Viewer):
-    "Widgets for every setting of a `TrainConfig`, grouped by section, with the validation message of the current values."
-    value = param.ClassSelector(class_=TrainConfig, doc="the last valid config")
+    "Widgets for every setting of a `TrainConfig` (or an `LMTrainConfig`), by section, with the validation message of the values."
+    value = param.ClassSelector(class_=(TrainConfig, LMTrainConfig), doc="the last valid config (its class is the form's)")
     error = param.String(None, allow_None=True, doc="why the current values are not a valid config (None: they are)")
 
     def __init__(self, **params):
         super().__init__(**params)
         if self.value is None: self.value = TrainConfig()
+        self.kind = type(self.value)
         flat, self.widgets, tabs = self.value.flat(), {}, []
-        for section, cls in SECTIONS.items():
+        for section, cls in self.kind.SECTIONS.items():
             row = []
             for name, tp, _, doc in config_fields(cls):
                 w = self.widgets[name] = field_widget(name, tp, flat[name], doc)
                 w.param.watch(self._validate, "value")
                 row.append(w)
-            tabs.append((section.upper() if section == "ppo" else section.title(), pn.FlexBox(*row)))
+            tabs.append((section.upper() if section in ("ppo", "grpo") else section.title(), pn.FlexBox(*row)))
         self.message = pn.widgets.StaticText(value="", visible=False, css_classes=["wb-config-error"],
                                              sizing_mode="stretch_width",
                                              styles={"color": "#842029", "background": "#f8d7da", "padding": "4px 8px"})
         self.note = pn.widgets.StaticText(value="", visible=False, css_classes=["wb-config-tuned"],
                                           sizing_mode="stretch_width", styles={"color": "#41464b", "padding": "4px 8px"})
         self._tuned = {}   # the settings this form filled in from the env's tuned row, as it set them
-        self.widgets["env"].param.watch(self._fill_tuned, "value")
+        if self.kind is TrainConfig: self.widgets["env"].param.watch(self._fill_tuned, "value")
         self._layout = pn.Column(pn.Tabs(*tabs, sizing_mode="stretch_width"), self.message, self.note,
                                  sizing_mode="stretch_width")
 
@@ -67,8 +69,8 @@ class ConfigForm(pn.viewable.Viewer):
 
     def _validate(self, *_):
         try:
-            cfg = TrainConfig.from_dict(self.values())
-            resolve_env(cfg.env.env)
+            cfg = self.kind.from_dict(self.values())
+            if self.kind is TrainConfig: resolve_env(cfg.env.env)
         except WorkbenchError as e:
             self.error = str(e)
         else:
@@ -99,11 +101,11 @@ def knob_widget(session: TrainingSession, name: str):
     if name == "learning_rate":
         return pn.widgets.FloatInput(start=1e-8, step=1e-4, format="0.[000000]", width=150, **kw)
     lo, hi = p.softbounds
-    return pn.widgets.EditableFloatSlider(start=lo, end=hi, fixed_start=p.bounds[0], step=0.001 if hi <= 0.1 else 0.01,
+    return pn.widgets.EditableFloatSlider(start=lo, end=hi, fixed_start=p.bounds[0], step=0.001 if hi <= 0.2 else 0.01,
                                           width=200, **kw)
 
 class TrainingDashboard(pn.viewable.Viewer):
-    "Live controls, charts, progress and log of one `TrainingSession`."
+    "Live controls, charts, progress, samples and log of one `TrainingSession`."
     session = param.ClassSelector(class_=TrainingSession)
     period_ms = param.Integer(500, bounds=(50, None), doc="how often the page polls the session (status, progress, log)")
     chart_period_s = param.Number(1.0, bounds=(0, None), doc="charts are redrawn at most this often (seconds)")
@@ -125,8 +127,11 @@ class TrainingDashboard(pn.viewable.Viewer):
         self.pause_button.on_click(self._on_pause)
         self.stop_button.on_click(lambda _: self._act(s.stop))
         self.checkpoint_button.on_click(lambda _: self._act(s.checkpoint))
-        self.knobs = {name: knob_widget(s, name) for name in LIVE_KNOBS}
-        for name, w in self.knobs.items(): w.param.watch(lambda e, name=name: self._on_knob(name, e.new), "value")
+        self.knobs = {name: knob_widget(s, name) for name in ALL_KNOBS}   # those of the run's kind shown (`_refresh`)
+        for name, w in self.knobs.items():
+            w.visible = name in s.knobs
+            w.param.watch(lambda e, name=name: self._on_knob(name, e.new), "value")
+        self.charts, self._charts_config = chart_set(s.config), s.config
         self.live = LiveView(sizing_mode="stretch_width", css_classes=["wb-live"], view_id=f"wb-{id(self):x}-{time.time_ns():x}")
         self.live.on_view = self._on_view
         self._drawn_points: dict = {}
@@ -140,8 +145,9 @@ class TrainingDashboard(pn.viewable.Viewer):
     def draw_charts(self) -> None:
         "Draw every chart anew from the session's history (on every view of it)."
         self._drawn_points = {}
-        for name in CHARTS: chart_tail(self.session.history, name, self._drawn_points)   # what is drawn from now on
-        self.live.figures = {name: chart_figure(self.session.history, name) for name in CHARTS}
+        h = self.session.history
+        for name in self.charts: chart_tail(h, name, self._drawn_points, self.charts)   # what is drawn from now on
+        self.live.figures = {name: chart_figure(h, name, self.charts) for name in self.charts}
         self._charts_drawn, self._charts_at = self.session.version, time.monotonic()
 
     def __panel__(self):
@@ -159,9 +165,16 @@ class TrainingDashboard(pn.viewable.Viewer):
 
 # %% ../../nbs/07c_app.dashboard.ipynb #687fcf75
 def status_line(s: TrainingSession) -> str:
-    "The status line of a session (HTML): state, steps of the planned total, steps/s, ETA, returns."
-    best = "" if s.best_score is None else f" · best eval <b>{fmt_number(s.best_score)}</b>"
+    "The status line of a session (HTML): state, steps of the planned total, speed, ETA, returns (LM: reward, pass rates)."
     err = f" · <span style='color:#c00'>{html.escape(s.error)}</span>" if s.error else ""
+    if is_lm(s.config):
+        h, best = s.history, "" if s.best_score is None else f" · best val pass@1 <b>{_rate(s.best_score)}</b>"
+        last = (f"reward {fmt_number(h.last('charts/reward'))} · train pass rate {_rate(h.last('charts/pass_rate'))}"
+                if s.config.optim.algo == "grpo" else f"loss {fmt_number(h.last('losses/sft_loss'))}")
+        return (f"<span class='wb-status-value'>{s.status}</span> · step <b class='wb-step-count'>{s.global_step:,}</b> "
+                f"of {s.total_timesteps:,} · {fmt_number(round(60 * s.sps))} steps/min · ETA {fmt_duration(s.eta)} · "
+                f"{last}{best}{err}")
+    best = "" if s.best_score is None else f" · best eval <b>{fmt_number(s.best_score)}</b>"
     rounded = s.total_timesteps != s.config.ppo.total_timesteps
     total = (f"<span title='{s.config.ppo.total_timesteps:,} asked, rounded up to whole rollouts of "
              f"{s.config.batch_size:,} steps'>{s.total_timesteps:,}{'*' if rounded else ''}</span>")
@@ -187,8 +200,10 @@ def _refresh(self: TrainingDashboard) -> None:
     live = s.status in ("starting", "running", "paused")
     cfg = s.config
     run = f" <code>{html.escape(s.run_id)}</code>" if s.run_id else ""
-    title = (f"<h3>Training{run}: {html.escape(cfg.env.env)}, {cfg.policy.policy} policy, "
-             f"{cfg.env.num_envs:,} envs x {cfg.ppo.num_steps:,} steps</h3>")
+    title = f"<h3>Training{run}: {html.escape(describe(cfg))}</h3>"
+    if cfg is not self._charts_config:     # a form changed the config: its algorithm or judges may want other charts
+        self._charts_config, charts = cfg, chart_set(cfg)
+        if charts != self.charts: self.charts = charts; self.draw_charts()
     self.form_card.visible = self.can_control and not started
     self.start_button.disabled = started
     self.pause_button.disabled = self.stop_button.disabled = self.checkpoint_button.disabled = not live
@@ -197,6 +212,7 @@ def _refresh(self: TrainingDashboard) -> None:
     try:                                   # knobs follow the session (a change applied, or made from code)
         for name, w in self.knobs.items():
             if w.value != getattr(s, name): w.value = getattr(s, name)
+            if w.visible != (name in s.knobs): w.visible = name in s.knobs
     finally: self._syncing = False
     log_new = None
     if self._log_drawn != s._log_count:
@@ -206,13 +222,13 @@ def _refresh(self: TrainingDashboard) -> None:
     now, tails = time.monotonic(), None
     if self._charts_drawn != s.version and (now - self._charts_at >= self.chart_period_s or not live):
         drawn = dict(self._drawn_points)
-        tails = {name: chart_tail(s.history, name, drawn) for name in CHARTS}
+        tails = {name: chart_tail(s.history, name, drawn, self.charts) for name in self.charts}
         if not live or any(t is None for t in tails.values()):
             self.draw_charts(); tails = None        # the final picture, or a series was thinned: draw anew
         else:
             self._drawn_points, self._charts_drawn, self._charts_at = drawn, s.version, now
     self.live.push(title=title, status=status_line(s), progress=min(1.0, s.global_step / max(1, s.total_timesteps)),
-                   log_new=log_new, extend=tails)
+                   log_new=log_new, extend=tails, samples=s.samples if is_lm(cfg) else None)
 
 @patch
 def _on_view(self: TrainingDashboard) -> None:
@@ -222,7 +238,7 @@ def _on_view(self: TrainingDashboard) -> None:
         self.draw_charts()
         self._drawn = None
         self._refresh()
-        self.live.param.trigger("title", "status", "progress", "alert", "log")
+        self.live.param.trigger("title", "status", "progress", "alert", "log", "samples")
     self._sync_controls()
     now = time.monotonic()   # and again a little later: a page still wiring up its widgets can miss the first one
     self._resync = [now + 0.5, now + 2.0]

@@ -11,14 +11,14 @@ from typing import Optional
 
 from ..runs.store import RunStore
 from ..runs.sinks import fmt_duration, fmt_number, fmt_time
-from .session import MetricHistory
+from .session import MetricHistory, curriculum_text, is_lm, lm_eval_metrics, lm_eval_text
 from .charts import COLORS, CHARTS, _layout
 from .api import thin
 
 # %% auto #0
-__all__ = ['LIVE_STATUSES', 'CHART_KEYS', 'OVERLAY_POINTS', 'NOT_SET', 'HPARAMS_CSS', 'run_head', 'event_text', 'event_rows',
-           'checkpoint_rows', 'metric_history', 'ema', 'duration_ticks', 'overlay_series', 'overlay_figure',
-           'flatten_config', 'config_diff', 'hparams_html']
+__all__ = ['LIVE_STATUSES', 'CHART_KEYS', 'OVERLAY_POINTS', 'NOT_SET', 'HPARAMS_CSS', 'run_head', 'event_text', 'event_details',
+           'event_rows', 'checkpoint_rows', 'chart_keys', 'metric_history', 'eval_history', 'ema', 'duration_ticks',
+           'overlay_series', 'overlay_figure', 'flatten_config', 'config_diff', 'hparams_html']
 
 # %% ../../nbs/07e_app.pages.ipynb #b2c0e002
 LIVE_STATUSES = ("created", "running", "paused")
@@ -26,11 +26,14 @@ LIVE_STATUSES = ("created", "running", "paused")
 def run_head(run: dict, live_link: str = "") -> str:
     "The top of a run's page (HTML): id, status, env, policy, steps, returns, when it started and how long it ran."
     end = run["ended_at"] or (time.time() if run["status"] in LIVE_STATUSES else None)
+    lm = is_lm(run.get("config"))
     took = fmt_duration(end - run["started_at"]) if run["started_at"] and end else "-"
     return (f"<h3 style='margin:4px 0'>{html.escape(run['id'])}{live_link}</h3>"
-            f"<p>{html.escape(run['status'])} · {html.escape(str(run['env']))} · {html.escape(str(run['policy']))} policy · "
-            f"step {fmt_number(run['global_step'])} · best eval return {fmt_number(run['best_return'])} · "
-            f"last return {fmt_number(run['last_return'])} · started {fmt_time(run['started_at'] or run['created_at'])} · "
+            f"<p>{html.escape(run['status'])} · {html.escape(str(run['env']))} · {html.escape(str(run['policy']))} "
+            f"{'model' if lm else 'policy'} · step {fmt_number(run['global_step'])} · "
+            f"{'best val pass@1' if lm else 'best eval return'} {fmt_number(run['best_return'])} · "
+            f"{'last reward' if lm else 'last return'} {fmt_number(run['last_return'])} · "
+            f"started {fmt_time(run['started_at'] or run['created_at'])} · "
             f"ran {took}</p>"
             + (f"<p class='wb-interrupted'>Its process is gone (killed before it could record an end). Resume it from "
                f"its newest checkpoint: <code>workbench train --resume {html.escape(str(run['run_dir']))}</code></p>"
@@ -48,11 +51,21 @@ def event_text(data, limit: int = 400) -> str:
     text = " · ".join(f"{k}: {_short(v)}" for k, v in data.items()) if isinstance(data, dict) else _short(data)
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
+def event_details(kind: str, data) -> str:
+    "An event's details for people: a sentence for an LM run's evaluation, curriculum move or samples; else `event_text`."
+    if isinstance(data, dict) and kind == "eval" and "pass_rate" in data: return lm_eval_text(data)
+    if isinstance(data, dict) and kind == "curriculum": return curriculum_text(data)
+    if isinstance(data, dict) and kind == "samples" and isinstance(data.get("samples"), list):
+        shown = [s for s in data["samples"] if isinstance(s, dict)]
+        return f"{len(shown)} samples, {sum(bool(s.get('passed')) for s in shown)} passed"
+    return event_text(data)
+
 # %% ../../nbs/07e_app.pages.ipynb #b2c0e007
 def event_rows(events: list):
-    "A run's events as a table for people, newest first: local time, step, kind and `event_text`."
+    "A run's events as a table for people, newest first: local time, step, kind and `event_details`."
     import pandas as pd
-    rows = [{"time": fmt_time(e["time"]), "step": fmt_number(e["step"]), "kind": e["kind"], "details": event_text(e["data"])}
+    rows = [{"time": fmt_time(e["time"]), "step": fmt_number(e["step"]), "kind": e["kind"],
+             "details": event_details(e["kind"], e["data"])}
             for e in reversed(events)]
     return pd.DataFrame(rows, columns=["time", "step", "kind", "details"])
 
@@ -67,13 +80,25 @@ def checkpoint_rows(checkpoints: list, run_dir: Optional[str] = None):
     return pd.DataFrame(rows, columns=["time", "step", "reason", "score", "best", "file"])
 
 # %% ../../nbs/07e_app.pages.ipynb #b3c0e002
-CHART_KEYS = tuple(dict.fromkeys(t["key"] for _, traces in CHARTS.values() for t in traces))
+def chart_keys(charts: dict) -> tuple:
+    "The history keys the charts of set `charts` draw."
+    return tuple(dict.fromkeys(t["key"] for _, traces in charts.values() for t in traces))
+
+CHART_KEYS = chart_keys(CHARTS)
 
 # %% ../../nbs/07e_app.pages.ipynb #b3c0e003
 def metric_history(rows: list, history: Optional[MetricHistory] = None) -> MetricHistory:
     "Store metric rows (`step`, `key`, `value`) filed into a `MetricHistory` (a new one, or `history`) for `chart_figure`."
     history = MetricHistory() if history is None else history
     for r in rows: history.add(r["step"], {r["key"]: r["value"]})
+    return history
+
+def eval_history(events: list, history: Optional[MetricHistory] = None) -> MetricHistory:
+    "A language-model run's `eval` events filed into a `MetricHistory` as `lm_eval_metrics` (pass rates by level, SFT's loss)."
+    history = MetricHistory() if history is None else history
+    for e in events:
+        if e["kind"] == "eval" and isinstance(e["data"], dict) and "pass_rate" in e["data"]:
+            history.add(e["step"], lm_eval_metrics(e["data"]))
     return history
 
 # %% ../../nbs/07e_app.pages.ipynb #b4c0e002

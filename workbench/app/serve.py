@@ -15,18 +15,19 @@ import tornado.web
 from ..runs.events import Metric
 from ..runs.store import RunStore
 from ..train.config import TrainConfig
+from ..train.lm import LMTrainConfig
 from ..runs.sinks import fmt_time
 from .session import TrainingSession, MetricHistory
-from .charts import CHARTS, chart_figure, _layout
+from .charts import chart_figure, chart_set, _layout
 from .api import (SystemMonitor, allowed_hosts, check_bind, guard_application, system_line, StatusApi,
                                RunsApi, MetricsApi, RunApi, PerformanceApi, NotFoundApi)
-from .pages import (LIVE_STATUSES, CHART_KEYS, HPARAMS_CSS, run_head, event_rows, checkpoint_rows,
-                                 metric_history, overlay_series, overlay_figure, hparams_html)
+from .pages import (LIVE_STATUSES, HPARAMS_CSS, chart_keys, run_head, event_rows, checkpoint_rows,
+                                 metric_history, eval_history, overlay_series, overlay_figure, hparams_html)
 from .dashboard import TrainingDashboard
 
 # %% auto #0
-__all__ = ['RETURN_KEY', 'PAGES', 'WorkbenchApp', 'page', 'runs_table', 'runs_page', 'run_page', 'live_page', 'system_page',
-           'make_server', 'serve']
+__all__ = ['RETURN_KEY', 'NEW_SESSIONS', 'PAGES', 'WorkbenchApp', 'page', 'runs_table', 'runs_page', 'run_page', 'live_page',
+           'system_page', 'make_server', 'serve']
 
 # %% ../../nbs/07f_app.serve.ipynb #bd069953
 class WorkbenchApp:
@@ -169,24 +170,29 @@ def run_page(app: WorkbenchApp, suffix: str):
         return pn.pane.Alert(f"No run {html.escape(repr(run_id))} in {html.escape(app.runs_dir)}.", alert_type="warning")
     live = f" (<a href='live?run={quote(run_id)}{suffix.replace('?', '&')}'>watch live</a>)" if run_id in app.live_ids() else ""
     head = pn.pane.HTML("", sizing_mode="stretch_width", css_classes=["wb-run-head"])
+    chart_defs = chart_set(run["config"])
+    keys = chart_keys(chart_defs)
     charts = {name: pn.pane.Plotly(sizing_mode="stretch_width", height=290, css_classes=["wb-run-chart", f"wb-run-chart-{name}"])
-              for name in CHARTS}
+              for name in chart_defs}
     tables = dict(show_index=False, disabled=True, sortable=False, sizing_mode="stretch_width", layout="fit_data_stretch")
     checkpoints = pn.widgets.Tabulator(checkpoint_rows([]), css_classes=["wb-checkpoints"], **tables)
     events = pn.widgets.Tabulator(event_rows([]), pagination="local", page_size=15, css_classes=["wb-events"],
                                   formatters={"details": {"type": "textarea"}}, **tables)
-    history, seen = MetricHistory(), {"row": 0, "drawn": False, "checkpoints": None, "events": None}
+    history, seen = MetricHistory(), {"row": 0, "drawn": False, "checkpoints": None, "events": None, "evals": 0}
     def refresh() -> str:
         r = app.store.get_run(run_id)
         head.object = run_head(r, live)
-        rows = app.store.metrics_after(run_id, CHART_KEYS, after=seen["row"])
-        if rows or not seen["drawn"]:
-            metric_history(rows, history)
-            seen.update(row=rows[-1]["row"] if rows else seen["row"], drawn=True)
-            for name, pane in charts.items(): pane.object = chart_figure(history, name)
+        rows = app.store.metrics_after(run_id, keys, after=seen["row"])
         cps, evs = app.store.checkpoints(run_id), app.store.events(run_id)
+        evals = [e for e in evs if e["kind"] == "eval"]
+        if rows or len(evals) > seen["evals"] or not seen["drawn"]:
+            metric_history(rows, history)
+            eval_history(evals[seen["evals"]:], history)   # a language-model run's pass rates by level
+            seen.update(row=rows[-1]["row"] if rows else seen["row"], drawn=True, evals=len(evals))
+            for name, pane in charts.items(): pane.object = chart_figure(history, name, chart_defs)
         if len(cps) != seen["checkpoints"]: checkpoints.value, seen["checkpoints"] = checkpoint_rows(cps, r["run_dir"]), len(cps)
-        if len(evs) != seen["events"]: events.value, seen["events"] = event_rows(evs), len(evs)
+        if len(evs) != seen["events"]:
+            events.value, seen["events"] = event_rows([e for e in evs if e["kind"] != "samples"]), len(evs)
         return r["status"]
     if refresh() in LIVE_STATUSES:
         def tick():
@@ -199,27 +205,31 @@ def run_page(app: WorkbenchApp, suffix: str):
                      sizing_mode="stretch_width")
 
 # %% ../../nbs/07f_app.serve.ipynb #0500e2d5
+# the picker's values for a new session: (label, config class); the others are live sessions' run ids
+NEW_SESSIONS = {"": ("New session", TrainConfig), "new-lm": ("New language-model session", LMTrainConfig)}
+
 def live_page(app: WorkbenchApp, suffix: str):
     from workbench.train.config import RunConfig
     container = pn.Column(sizing_mode="stretch_width")
     def options() -> dict:
         with app._lock: ss = list(app.sessions.values())
-        return {"New session": "", **{f"{s.run_id} ({s.status})": s.run_id for s in reversed(ss)}}
+        return {**{label: key for key, (label, _) in NEW_SESSIONS.items()},
+                **{f"{s.run_id} ({s.status})": s.run_id for s in reversed(ss)}}
     wanted = _session_arg("run") or ""
-    picker = pn.widgets.Select(name="Session", options=options(), value=wanted if wanted in app.sessions else "",
-                               width=420, css_classes=["wb-session-picker"])
+    picker = pn.widgets.Select(name="Session", options=options(), width=420, css_classes=["wb-session-picker"],
+                               value=wanted if wanted in app.sessions or wanted in NEW_SESSIONS else "")
     note = pn.pane.Alert("", alert_type="info", visible=False, sizing_mode="stretch_width", css_classes=["wb-live-note"])
-    if wanted and wanted not in app.sessions:
+    if wanted and wanted not in app.sessions and wanted not in NEW_SESSIONS:
         note.object = (f"Run <code>{html.escape(wanted)}</code> is not a session of this server (it was trained elsewhere, "
                        f"or before the server restarted): "
                        f"<a href='run?id={quote(wanted)}{suffix.replace('?', '&')}'>see its page</a>.")
         note.visible = True
     def show(*_):
         rid = picker.value
-        if rid:
+        if rid in app.sessions:
             session = app.sessions[rid]
         else:
-            session = TrainingSession(TrainConfig(run=RunConfig(runs_dir=app.runs_dir)))
+            session = TrainingSession(NEW_SESSIONS[rid][1](run=RunConfig(runs_dir=app.runs_dir)))
             def started(e): app.add_session(session); picker.param.update(options=options(), value=e.new)
             session.param.watch(started, "run_id")
         dash = TrainingDashboard(session=session, control_source="app")

@@ -6,7 +6,8 @@
 from __future__ import annotations
 from ..core import WorkbenchError, ConfigError, field_docs  # first: quiets dependency notices
 import collections, math, threading, time
-from typing import Optional
+from pathlib import Path
+from typing import Optional, Union
 
 import param
 from fastcore.basics import patch
@@ -14,11 +15,13 @@ from fastcore.basics import patch
 from ..runs.events import Event, Kind, Metric
 from ..train.ppo import PPOTrainer
 from ..train.config import KNOBS, PPOConfig, TrainConfig
+from ..train.lm import LM_LIVE, GRPOConfig, LMTrainConfig, LMTrainer, OptimConfig
 from ..train.runner import new_trainer, record_run, fit_run
 from ..runs.sinks import fmt_number
 
 # %% auto #0
-__all__ = ['LIVE_KNOBS', 'MetricHistory', 'planned_steps', 'TrainingSession']
+__all__ = ['LIVE_KNOBS', 'LM_SLIDERS', 'ALL_KNOBS', 'MetricHistory', 'is_lm', 'session_knobs', 'knob_values', 'planned_steps',
+           'describe', 'TrainingSession', 'lm_eval_metrics', 'lm_eval_text', 'curriculum_text']
 
 # %% ../../nbs/07a_app.session.ipynb #f833c8e4
 class MetricHistory:
@@ -63,41 +66,70 @@ class MetricHistory:
     def keys(self) -> list[str]:
         with self._lock: return sorted(self._series)
 
-# %% ../../nbs/07a_app.session.ipynb #04fd69c6
+# %% ../../nbs/07a_app.session.ipynb #b74cdba3
 LIVE_KNOBS = tuple(KNOBS)   # the PPO fields declared `live(..., slider=...)` in `workbench.train.config`
+LM_SLIDERS = {"max_grad_norm": (0.0, 5.0), "beta": (0.0, 0.2), "temperature": (0.0, 2.0)}   # slider ranges of the LM knobs
+ALL_KNOBS = tuple(dict.fromkeys(LIVE_KNOBS + LM_LIVE))   # every knob parameter of a session, of either kind
 
-def planned_steps(cfg: TrainConfig) -> int:
-    "The steps a run of `cfg` takes: `total_timesteps` rounded up to whole rollouts of `num_envs` x `num_steps`."
+def is_lm(config) -> bool:
+    "Whether `config` is a language-model run's: an `LMTrainConfig`, or its dict as stored (an `optim` section with an `algo`)."
+    if isinstance(config, dict): return isinstance(config.get("optim"), dict) and "algo" in config["optim"]
+    return isinstance(config, LMTrainConfig)
+
+def session_knobs(cfg: Union[TrainConfig, LMTrainConfig]) -> tuple:
+    "The knobs of a run of `cfg`: PPO's sliders, a GRPO run's live settings, an SFT run's learning rate and clip."
+    if not is_lm(cfg): return LIVE_KNOBS
+    return LM_LIVE if cfg.optim.algo == "grpo" else ("learning_rate", "max_grad_norm")   # SFT samples nothing
+
+def knob_values(cfg: Union[TrainConfig, LMTrainConfig]) -> dict:
+    "The values of the knobs of `cfg` (an LM run's learning rate resolved: None means its algorithm's default)."
+    if not is_lm(cfg): return {k: getattr(cfg.ppo, k) for k in LIVE_KNOBS}
+    flat = cfg.flat()
+    return {k: cfg.optim.lr if k == "learning_rate" else flat[k] for k in session_knobs(cfg)}
+
+def planned_steps(cfg: Union[TrainConfig, LMTrainConfig]) -> int:
+    "The steps a run of `cfg` takes: `total_timesteps` rounded up to whole rollouts of `num_envs` x `num_steps`; LM: `updates`."
+    if is_lm(cfg): return cfg.optim.updates
     return -(-cfg.ppo.total_timesteps // cfg.batch_size) * cfg.batch_size
 
+def describe(cfg: Union[TrainConfig, LMTrainConfig]) -> str:
+    "A run of `cfg` in a few words: env, policy and rollout (PPO); task, model, algorithm and samples (LM)."
+    if not is_lm(cfg):
+        return f"{cfg.env.env}, {cfg.policy.policy} policy, {cfg.env.num_envs:,} envs x {cfg.ppo.num_steps:,} steps"
+    model = "tiny" if cfg.model.model == "tiny" else Path(cfg.model.model).name
+    batch = f"{cfg.grpo.group_size} samples a task" if cfg.optim.algo == "grpo" else f"batches of {cfg.optim.batch_size}"
+    return f"{cfg.task.task}, {model} model, {cfg.optim.algo.upper()}, {batch}"
+
+# %% ../../nbs/07a_app.session.ipynb #04fd69c6
 class TrainingSession(param.Parameterized):
     "One training run you can start, watch and steer from a notebook or the app."
-    config = param.ClassSelector(class_=TrainConfig, doc="the run's settings (fixed once it starts)")
-    # the live knobs (learning_rate, ent_coef, clip_coef...) are added below, from `PPOConfig`
+    config = param.ClassSelector(class_=(TrainConfig, LMTrainConfig), doc="the run's settings (fixed once it starts)")
+    # the live knobs (learning_rate, ent_coef, clip_coef, beta...) are added below, from the configs
     status = param.String("idle", constant=True, doc="idle, starting, running, paused, stopped, finished, failed or diverged")
     run_id = param.String(None, allow_None=True, constant=True)
     global_step = param.Integer(0, constant=True)
     total_timesteps = param.Integer(0, constant=True, doc="the steps the run takes (`planned_steps`: whole rollouts)")
     sps = param.Number(0.0, constant=True, doc="steps per second of training (time spent paused left out)")
-    last_return = param.Number(None, allow_None=True, constant=True, doc="mean return of the episodes of the last update")
-    best_score = param.Number(None, allow_None=True, constant=True, doc="best greedy evaluation return so far")
+    last_return = param.Number(None, allow_None=True, constant=True, doc="mean return (LM: reward) of the last update")
+    best_score = param.Number(None, allow_None=True, constant=True, doc="best evaluation so far: greedy return, LM val pass@1")
     error = param.String(None, allow_None=True, constant=True)
     version = param.Integer(0, constant=True, doc="goes up with every event; views redraw when it changes")
 
-    def __init__(self, config: Optional[TrainConfig] = None, max_points: int = 1000, log_size: int = 200, **params):
+    def __init__(self, config: Union[TrainConfig, LMTrainConfig, None] = None, max_points: int = 1000, log_size: int = 200,
+                 samples_size: int = 16, **params):
         config = config if config is not None else TrainConfig()
-        ppo = config.ppo
-        super().__init__(config=config, **{k: getattr(ppo, k) for k in LIVE_KNOBS}, **params)
+        super().__init__(config=config, **knob_values(config), **params)
         with param.edit_constant(self): self.total_timesteps = planned_steps(config)
         self.history = MetricHistory(max_points)
         self._logs: dict[str, collections.deque] = collections.defaultdict(lambda: collections.deque(maxlen=log_size))
         self._log_count = 0
-        self.trainer: Optional[PPOTrainer] = None
+        self._samples: collections.deque = collections.deque(maxlen=samples_size)
+        self.trainer: Optional[Union[PPOTrainer, LMTrainer]] = None
         self.run_dir, self.summary, self.exception = None, None, None
         self.started_at: Optional[float] = None
         self._thread: Optional[threading.Thread] = None
         self._syncing = False
-        self.param.watch(lambda *events: self._on_knob(*events), list(LIVE_KNOBS))   # `_on_knob` comes below
+        self.param.watch(lambda *events: self._on_knob(*events), list(ALL_KNOBS))   # `_on_knob` comes below
 
     @param.depends("config", watch=True)
     def _on_config(self):
@@ -105,9 +137,14 @@ class TrainingSession(param.Parameterized):
         if self.trainer is not None: return
         self._syncing = True
         try:
-            self.param.update(**{k: getattr(self.config.ppo, k) for k in LIVE_KNOBS})
+            self.param.update(**knob_values(self.config))
             self._set(total_timesteps=planned_steps(self.config))
         finally: self._syncing = False
+
+    @property
+    def knobs(self) -> tuple:
+        "The live knobs of this run (`session_knobs`): the other knob parameters do not apply to it."
+        return session_knobs(self.config)
 
     @property
     def running(self) -> bool:
@@ -120,19 +157,24 @@ class TrainingSession(param.Parameterized):
         return sorted((e for q in list(self._logs.values()) for e in list(q)), key=lambda e: e["n"])
 
     @property
+    def samples(self) -> list[dict]:
+        "A language-model run's last `samples_size` samples, newest first: {step, task, turn, completion, reward, passed, ...}."
+        return sorted(list(self._samples), key=lambda s: -s["step"])
+
+    @property
     def eta(self) -> Optional[float]:
         "Seconds left at the current speed (None before the first update or when not running)."
         if self.status not in ("running", "starting") or not self.sps: return None
         return max(0.0, (self.total_timesteps - self.global_step) / self.sps)
 
 def _knob_parameter(name: str) -> param.Number:
-    "The session parameter of live knob `name`: `PPOConfig`'s default and doc, the slider range of its `live` field."
-    low, high = KNOBS[name]
-    return param.Number(getattr(PPOConfig(), name), bounds=(0, None), inclusive_bounds=(low == 0, True),
-                        softbounds=(low, high), doc=field_docs(PPOConfig).get(name, ""))
+    "The session parameter of live knob `name`: its config's default and doc, and a slider range (`KNOBS`, `LM_SLIDERS`)."
+    cls = PPOConfig if name in KNOBS else next(c for c in (OptimConfig, GRPOConfig) if name in c.__dataclass_fields__)
+    low, high = KNOBS.get(name) or LM_SLIDERS[name]
+    return param.Number(getattr(cls(), name), bounds=(0, None), inclusive_bounds=(low == 0, True),
+                        softbounds=(low, high), doc=field_docs(cls).get(name, ""))
 
-for _name in LIVE_KNOBS: TrainingSession.param.add_parameter(_name, _knob_parameter(_name))
-
+for _name in ALL_KNOBS: TrainingSession.param.add_parameter(_name, _knob_parameter(_name))
 
 # %% ../../nbs/07a_app.session.ipynb #7c4e0ddf
 @patch
@@ -150,7 +192,8 @@ def _note(self: TrainingSession, step: int, kind: str, text: str):
 def start(self: TrainingSession) -> TrainingSession:
     "Record the run, build the trainer and train in a background thread; returns the session."
     if self.trainer is not None: raise WorkbenchError(f"session {self.run_id} has already started; make a new TrainingSession")
-    cfg = self.config.replace(**{k: getattr(self, k) for k in LIVE_KNOBS})
+    moved = {k: getattr(self, k) for k, v in knob_values(self.config).items() if getattr(self, k) != v}
+    cfg = self.config.replace(**moved) if moved else self.config
     self._set(status="starting")
     try: trainer = new_trainer(cfg)   # builds the env: fails here on a bad spec
     except BaseException as e:
@@ -159,8 +202,8 @@ def start(self: TrainingSession) -> TrainingSession:
     run_id, self.run_dir = trainer.run_dir.name, trainer.run_dir
     self.config, self.trainer, self.started_at = cfg, trainer, time.time()
     self._set(run_id=run_id, total_timesteps=planned_steps(cfg), error=None)
-    self._note(0, "status", f"run {run_id} starting: {cfg.env.env}, {cfg.policy.policy} policy, "
-                            f"{planned_steps(cfg):,} steps")
+    what = describe(cfg) if is_lm(cfg) else f"{cfg.env.env}, {cfg.policy.policy} policy"
+    self._note(0, "status", f"run {run_id} starting: {what}, {planned_steps(cfg):,} steps")
 
     def run():
         try: self.summary = fit_run(trainer, store)[0]
@@ -170,6 +213,28 @@ def start(self: TrainingSession) -> TrainingSession:
     self._thread = threading.Thread(target=run, name=f"workbench-session-{run_id}", daemon=True)
     self._thread.start()
     return self
+
+# %% ../../nbs/07a_app.session.ipynb #7f7dc71f
+def lm_eval_metrics(d: dict) -> dict:
+    "The history keys of a language-model run's `eval` event: `eval/pass_rate`, `eval/pass_rate/<level>`, SFT's `eval/val_loss`."
+    return {f"eval/{k}": v for k, v in d.items() if k in ("pass_rate", "val_loss") or k.startswith("pass_rate/")}
+
+def _rate(x) -> str: return "-" if x is None else f"{x:.2f}"
+
+def lm_eval_text(d: dict) -> str:
+    "A language-model run's evaluation in words: 'val pass@1 0.93 [0.86, 0.97] (easy 1.00, medium 0.90, hard 0.90)'."
+    ci = d.get("ci95") or []
+    text = f"{d.get('split', 'val')} pass@1 {_rate(d.get('pass_rate'))}"
+    if len(ci) == 2: text += f" [{_rate(ci[0])}, {_rate(ci[1])}]"
+    levels = [f"{k.split('/', 1)[1]} {_rate(v)}" for k, v in d.items() if k.startswith("pass_rate/")]
+    if levels: text += f" ({', '.join(levels)})"
+    if d.get("val_loss") is not None: text += f", val loss {fmt_number(d['val_loss'])}"
+    return text
+
+def curriculum_text(d: dict) -> str:
+    "A move of the curriculum in words: 'easy -> medium at rolling pass rate 0.78 over 64 episodes'."
+    return (f"{d.get('from')} -> {d.get('to')} at rolling pass rate {_rate(d.get('rate'))}"
+            + (f" over {d['episodes']} episodes" if d.get("episodes") else ""))
 
 # %% ../../nbs/07a_app.session.ipynb #1bdd754a
 @patch
@@ -186,21 +251,34 @@ def _on_event(self: TrainingSession, e: Event) -> None:
         self._set(status=d["status"], global_step=e.step, **({"error": d["error"]} if "error" in d else {}))
         self._note(e.step, "status", f"status: {d['status']}" + (f" ({d['error']})" if "error" in d else ""))
     elif e.kind == Kind.CHECKPOINT:
-        extra = f" (new best, eval return {fmt_number(d['score'])})" if d.get("best") else ""
+        score = f"val pass@1 {_rate(d.get('score'))}" if is_lm(self.config) else f"eval return {fmt_number(d.get('score'))}"
+        extra = f" (new best, {score})" if d.get("best") else ""
         self._note(e.step, "checkpoint", f"checkpoint ({d.get('reason', '')}): {d['path']}{extra}")
         self._set(**({"best_score": d["score"]} if d.get("best") and d.get("score") is not None else {}))
+    elif e.kind == Kind.EVAL and "pass_rate" in d:   # a language-model run's
+        self.history.add(e.step, lm_eval_metrics(d))
+        self._note(e.step, "eval", f"evaluation: {lm_eval_text(d)}")
+        self._set()
     elif e.kind == Kind.EVAL:
         self.history.add(e.step, {Metric.EVAL_RETURN: d.get("mean_return")})
         self._note(e.step, "eval", f"evaluation: mean return {fmt_number(d['mean_return'])} ± {fmt_number(d['std_return'])} (sd) "
                                    f"over {d['episodes']} episodes")
         self._set()
+    elif e.kind == Kind.CURRICULUM:
+        self._note(e.step, "curriculum", f"curriculum: {curriculum_text(d)}")
+        self._set()
+    elif e.kind == Kind.SAMPLES:   # model-written text, for the samples table: never in the log
+        self._samples.extend({**s, "step": e.step} for s in d.get("samples", []))
+        self._set()
     elif e.kind == Kind.CONTROL:
         args = ", ".join(f"{k}={fmt_number(v)}" for k, v in d["args"].items())
         what = d["action"] + (f" {args}" if d["action"] == "set" else "")
         self._note(e.step, "control", f"{what} from {d['source']}: " + ("applied" if d["ok"] else f"refused: {d.get('error')}"))
-        if d["action"] == "set" and d["ok"]:   # reflect a change made elsewhere (code, another view) in the knobs
+        if d["action"] == "set":   # the knobs show what holds: a change made elsewhere (code, another view), or none
             self._syncing = True
-            try: self.param.update(**{k: v for k, v in d.get("applied", {}).items() if k in LIVE_KNOBS})
+            try:
+                if d["ok"]: self.param.update(**{k: v for k, v in d.get("applied", {}).items() if k in self.knobs})
+                elif self.trainer is not None: self.param.update(**knob_values(self.trainer.cfg))
             finally: self._syncing = False
         self._set()
     else:
@@ -223,21 +301,30 @@ def stop(self: TrainingSession, source: str = "code"): self._controls().stop(sou
 @patch
 def checkpoint(self: TrainingSession, source: str = "code"): self._controls().checkpoint(source)
 
+def _not_live(bad: list, knobs: tuple) -> ConfigError:
+    return ConfigError(f"'{bad[0]}' is not a live setting of this run (live: {', '.join(knobs)})")
+
 @patch
 def set_hparams(self: TrainingSession, source: str = "code", **hparams) -> None:
     "Change live hyperparameters: queued for the running trainer, or folded into the config before start."
-    bad = sorted(set(hparams) - set(LIVE_KNOBS))
-    if bad: raise ConfigError(f"'{bad[0]}' is not a live setting (live: {', '.join(LIVE_KNOBS)})")
+    bad = sorted(set(hparams) - set(self.knobs))
+    if bad: raise _not_live(bad, self.knobs)
     if self.trainer is None:
         self.config = self.config.replace(**hparams)   # validates; _on_config updates the knobs
     else:
-        TrainConfig.from_dict({**self.config.flat(), **hparams})   # validate before queueing
+        self.config.replace(**hparams)                 # validate before queueing
         self._controls().set(source=source, **hparams)
 
 @patch
 def _on_knob(self: TrainingSession, *events):
     if self._syncing: return
     changes = {e.name: e.new for e in events}
+    bad = sorted(set(changes) - set(self.knobs))
+    if bad:
+        self._syncing = True
+        try: self.param.update(**{e.name: e.old for e in events})
+        finally: self._syncing = False
+        raise _not_live(bad, self.knobs)
     if self.trainer is None: self.config = self.config.replace(**changes)
     elif self.running: self._controls().set(source="code", **changes)   # (views call set_hparams with their source)
 

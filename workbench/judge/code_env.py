@@ -18,7 +18,7 @@ from .responses import EmbeddingJudge, EnsembleJudge, LLMJudge, Score, StaticJud
 from .sandbox import Limits
 
 # %% auto #0
-__all__ = ['JUDGES', 'SOURCES', 'CODE_OBJECTIVE', 'CodeEnvConfig', 'Attempt', 'feedback_of', 'retry_prompt', 'CodeEnv',
+__all__ = ['JUDGES', 'SOURCES', 'REWARDS', 'CODE_OBJECTIVE', 'CodeEnvConfig', 'Attempt', 'feedback_of', 'retry_prompt', 'CodeEnv',
            'run_episodes']
 
 # %% ../../nbs/04j_judge.code_env.ipynb #90e09406
@@ -26,6 +26,7 @@ JUDGES = {"exec": "execution in the sandbox (pass rate of the hidden tests)",
           "static": "safety, quality and efficiency from the syntax tree",
           "embedding": "agreement with the reference (sentence embeddings)", "llm": "an LLM's verdict (an OpenAI-compatible URL)"}
 SOURCES = ("gen", "benchmark", "humaneval", "file")
+REWARDS = ("pass", "objective")
 
 @dataclass
 class CodeEnvConfig:
@@ -36,6 +37,7 @@ class CodeEnvConfig:
     examples: int = 0                # generated tasks: input/output examples shown in the prompt
     path: str = ""                   # source=file: a JSON-lines task file
     judges: str = "exec,static"      # judges of each attempt, combined by the objective
+    reward: str = "pass"             # pass: 1 if every test passed and the safety gate held, else 0; objective: the judges'
     seed: int = 0
 
     def __post_init__(self):
@@ -43,6 +45,7 @@ class CodeEnvConfig:
         if self.source not in SOURCES: raise TaskError(f"unknown task source {self.source!r}: choose one of {', '.join(SOURCES)}")
         if self.level not in LEVELS: raise TaskError(f"unknown level {self.level!r}: choose one of {', '.join(LEVELS)}")
         if self.turns < 1: raise TaskError(f"turns must be at least 1, got {self.turns}")
+        if self.reward not in REWARDS: raise TaskError(f"unknown reward {self.reward!r}: choose one of {', '.join(REWARDS)}")
         if self.examples < 0: raise TaskError(f"examples must be 0 or more, got {self.examples}")
         if self.source == "file" and not self.path: raise TaskError("source=file needs path=<a JSON-lines task file>")
         names = self.judge_names
@@ -63,7 +66,7 @@ class CodeEnvConfig:
         unknown = set(opts) - {f.name for f in fields(cls)}
         if unknown: raise TaskError(f"unknown code env option(s) {', '.join(sorted(unknown))} in {spec!r}")
         text = lambda v: ",".join(map(str, v)) if isinstance(v, tuple) else str(v)   # `judges=exec,static` parses as a list
-        opts = {k: text(v) if k in ("path", "judges", "source", "level") else v for k, v in opts.items()}
+        opts = {k: text(v) if k in ("path", "judges", "source", "level", "reward") else v for k, v in opts.items()}
         return cls(**opts)
 
 # %% ../../nbs/04j_judge.code_env.ipynb #04fe9226
@@ -75,11 +78,12 @@ class Attempt:
     task_id: str
     turn: int                        # 1 for the first attempt
     completion: str
-    reward: float                    # the objective of the judges' combined criteria, in [0, 1]
+    reward: float                    # what the env pays (its `reward` option): 1/0 for pass, or the objective
     passed: bool                     # every hidden test passed and the safety gate held
     pass_rate: float                 # the fraction of hidden tests passed
     judges: dict                     # judge name -> its overall score
     feedback: str = ""               # what the next prompt says about it ("" when passed)
+    objective: float = 0.0           # the objective of the judges' combined criteria, in [0, 1] (whatever the reward)
     def to_dict(self) -> dict: return asdict(self)
 
 def feedback_of(execution: Score, static: Optional[Score] = None, gate: Optional[float] = 0.5) -> str:
@@ -120,14 +124,15 @@ class CodeEnv:
         return (benchmark_tasks() if src == "benchmark" else humaneval_tasks() if src == "humaneval"
                 else load_tasks(self.config.path))
 
-    def sample(self, n: int) -> list:
-        """`n` training tasks: generated ones at the current `level` (an endless seeded stream, resumable from the
-        count drawn), or the fixed source's tasks in a seeded shuffled cycle."""
-        key = self.level if self._fixed is None else "fixed"
+    def sample(self, n: int, level: Optional[str] = None) -> list:
+        """`n` training tasks: generated ones at `level` (default: the current one; an endless seeded stream a level,
+        resumable from the count drawn), or the fixed source's tasks in a seeded shuffled cycle."""
+        level = level or self.level
+        key = level if self._fixed is None else "fixed"
         start = self._drawn.get(key, 0)
         if key not in self._streams:
             if self._fixed is None:
-                stream = task_stream(self.level, self.config.seed, "train", self.config.examples)
+                stream = task_stream(level, self.config.seed, "train", self.config.examples)
             else:
                 def cycle(tasks=self._fixed, rng=random.Random(self.config.seed)):
                     while True: yield from rng.sample(tasks, len(tasks))
@@ -154,14 +159,15 @@ class CodeEnv:
         ensemble, out = EnsembleJudge(self.judges), []
         for i, (t, c) in enumerate(zip(tasks, completions)):
             mine = {name: s[i] for name, s in scores.items()}
-            reward = self.objective.raw(ensemble._combine(mine, {}))   # the objective of the combined criteria
+            value = self.objective.raw(ensemble._combine(mine, {}))   # the objective of the combined criteria
             ex = mine["exec"]
             gate = self.objective.safety_gate
             safe = "static" not in mine or gate is None or mine["static"].criteria.get("safety", 1.0) >= gate
             passed = ex.overall >= 1.0 and safe
-            out.append(Attempt(t.id, 1 if turns is None else turns[i], c, round(reward, 6), passed, ex.overall,
+            reward = float(passed) if self.config.reward == "pass" else round(value, 6)
+            out.append(Attempt(t.id, 1 if turns is None else turns[i], c, reward, passed, ex.overall,
                                {k: round(s.overall, 6) for k, s in mine.items()},
-                               "" if passed else feedback_of(ex, mine.get("static"), gate)))
+                               "" if passed else feedback_of(ex, mine.get("static"), gate), round(value, 6)))
         return out
 
     def reset(self, tasks: Sequence) -> list:

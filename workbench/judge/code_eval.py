@@ -21,7 +21,7 @@ def pass_k_estimate(n: int, c: int, k: int) -> float:
 
 @torch.no_grad()
 def pass_at_k(policy, env: CodeEnv, tasks_by_level: dict, n: int = 1, ks: Sequence[int] = (1,),
-              temperature: float = 0.0, max_new_tokens: int = 64) -> dict:
+              temperature: float = 0.0, max_new_tokens: int = 96) -> dict:
     "pass@k of `policy` on `tasks_by_level` (level -> tasks): overall and per level, pass@1 with a 95% interval."
     out, every = {"samples": n}, []
     for level, tasks in tasks_by_level.items():
@@ -54,7 +54,7 @@ def _pass_summary(passed: list, n: int, ks: Sequence[int]) -> dict:
 # %% ../../nbs/04k_judge.code_eval.ipynb #43efa773
 @torch.no_grad()
 def multi_turn(policy, env: CodeEnv, tasks_by_level: dict, turns: int, temperature: float = 0.8,
-               max_new_tokens: int = 64) -> dict:
+               max_new_tokens: int = 96) -> dict:
     "The share of tasks solved within `turns` attempts, each retry prompted with its failed attempt's feedback."
     env = CodeEnv(dataclasses.replace(env.config, turns=turns), env.objective)
     generate = lambda prompts: [s.text for s in policy.generate(prompts, max_new_tokens=max_new_tokens, temperature=temperature)]

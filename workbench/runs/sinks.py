@@ -66,7 +66,8 @@ class LineSink:
             ret = "" if self.last_return is None else f" · return {self.last_return:.1f}"
             eta = f" · ETA {fmt_duration((self.total - e.step) / sps)}" if sps and e.step < self.total else ""
             share = 100 * e.step / max(1, self.total)
-            self._print(f"step {e.step:,} / {self.total:,} ({share:.0f}%) · {sps:,.0f} steps/s{ret}{eta}")
+            rate = f"{sps:,.0f}" if sps >= 10 else f"{sps:.2g}"    # a language-model run: a few steps a second
+            self._print(f"step {e.step:,} / {self.total:,} ({share:.0f}%) · {rate} steps/s{ret}{eta}")
         elif e.kind == Kind.EVAL and "pass_rate" in d:   # a code agent's held-out tasks
             levels = ", ".join(f"{k.split('/')[1]} {v:.2f}" for k, v in d.items() if k.startswith("pass_rate/"))
             self._print(f"step {e.step:,}: {d['split']} pass@1 {d['pass_rate']:.3f} ({levels})")

@@ -4,7 +4,7 @@
 
 # %% ../../nbs/05h_train.grpo.ipynb #59c68626
 from __future__ import annotations
-from .lm import LMTrainer  # first: it imports core, which quiets dependency notices
+from .lm import LMTrainer, model_state  # first: it imports core, which quiets dependency notices
 import collections, time
 from typing import Optional, Sequence
 
@@ -59,6 +59,12 @@ class GRPOTrainer(LMTrainer):
             raise ConfigError("beta can rise above 0 only in a run started with beta > 0 (that keeps the reference model)")
         super().set_hparams(**changes)
 
+    def draw(self, n: int) -> list:
+        "A step's tasks: of the current level, and a `review` share of them from the levels below it, in turn."
+        below = LEVELS[:LEVELS.index(self.env.level)] if self.curriculum is not None else []
+        k = round(n * self.cfg.grpo.review) if below else 0
+        return self.env.sample(n - k) + [t for i in range(k) for t in self.env.sample(1, below[i % len(below)])]
+
     def play(self, tasks: Sequence) -> list:
         "Play every task `group_size` times; (sample, attempt, group key, episode index) of every attempt, and timings."
         g, G = self.cfg.grpo, self.cfg.grpo.group_size
@@ -80,7 +86,7 @@ class GRPOTrainer(LMTrainer):
     def step(self) -> dict:
         "Sample, judge, and one optimiser step per epoch on the group-relative advantages."
         g, t0 = self.cfg.grpo, time.perf_counter()
-        tasks = self.env.sample(self.cfg.optim.batch_size)
+        tasks = self.draw(self.cfg.optim.batch_size)
         rows, gen_s, judge_s = self.play(tasks)
         samples, attempts = [r[0] for r in rows], [r[1] for r in rows]
         rewards = torch.tensor([a.reward for a in attempts], dtype=torch.float32)
@@ -113,6 +119,7 @@ class GRPOTrainer(LMTrainer):
         for _, a, _, i in rows: episodes[i].append(a.passed)
         first = [a for a in attempts if a.turn == 1]
         out = {"charts/episodic_return": rewards.mean().item(), "charts/reward": rewards.mean().item(),
+               "charts/objective": sum(a.objective for a in attempts) / len(attempts),
                "charts/pass_rate": sum(any(p) for p in episodes.values()) / len(episodes),
                "charts/pass_rate_first": sum(a.passed for a in first) / len(first),
                "charts/attempts": len(attempts) / len(episodes), "charts/level": LEVELS.index(self.env.level),
@@ -123,7 +130,9 @@ class GRPOTrainer(LMTrainer):
                "perf/tokens_per_s": generated / max(gen_s, 1e-9), "perf/generate_time": gen_s, "perf/judge_time": judge_s,
                "perf/steps_per_min": 60.0 / (time.perf_counter() - t0)}
         for name in attempts[0].judges: out[f"judges/{name}"] = sum(a.judges[name] for a in attempts) / len(attempts)
-        if self.curriculum is not None and (move := self.curriculum.observe([any(p) for p in episodes.values()])):
+        G, level = self.cfg.grpo.group_size, self.env.level   # review episodes (of the levels below) do not count
+        mine = [any(p) for i, p in episodes.items() if tasks[i // G].level == level]
+        if self.curriculum is not None and (move := self.curriculum.observe(mine)):
             self.env.level = move["to"]
             if self.main: self.bus.emit(Kind.CURRICULUM, self.global_step + 1, **move)
         if self.main:
@@ -141,7 +150,6 @@ class GRPOTrainer(LMTrainer):
                 "reference": ref}
 
     def state_dict_keys(self) -> list:
-        from workbench.train.lm import model_state
         return list(model_state(self.policy, whole=self.cfg.model.model == "tiny"))
 
     def load_algo_state(self, state: dict) -> None:

@@ -140,7 +140,7 @@ class GRPOConfig:
     "sampling temperature (the log-probabilities in the loss use it too)"
     top_p: float = 1.0
     "nucleus sampling mass"
-    max_new_tokens: int = 64
+    max_new_tokens: int = 96
     "longest completion; a longer one is cut and counts as truncated"
     mask_truncated: bool = True
     "leave truncated completions out of the loss"
@@ -152,6 +152,8 @@ class GRPOConfig:
     "go up a level when the rolling pass rate reaches this"
     demote_at: float = 0.0
     "go down a level when it falls below this (0: never)"
+    review: float = 0.0
+    "share of each step's tasks drawn from the levels below the curriculum's (keeps what was learnt there)"
     window: int = 64
     "episodes in the rolling pass rate"
 
@@ -166,6 +168,7 @@ class GRPOConfig:
         if self.epsilon_high is not None and self.epsilon_high < 0:
             raise ConfigError(f"epsilon_high must be non-negative, got {self.epsilon_high}")
         if not 0 < self.top_p <= 1: raise ConfigError(f"top_p must be in (0, 1], got {self.top_p}")
+        if not 0 <= self.review < 1: raise ConfigError(f"review must be in [0, 1), got {self.review}")
         if not 0 <= self.demote_at < self.promote_at <= 1:
             raise ConfigError(f"need 0 <= demote_at < promote_at <= 1, got {self.demote_at} and {self.promote_at}")
 

@@ -80,19 +80,20 @@ class RewardScale:
 def group_advantages(rewards: torch.Tensor, groups: Sequence, scale: str = "group", eps: float = 1e-4) -> tuple:
     "Advantages of `rewards` [N] against their groups' (`groups`: N keys); also the fraction of groups with no spread."
     if scale not in ("group", "batch", "none"): raise ValueError(f"scale_rewards must be group, batch or none, got {scale!r}")
-    keys = {}
+    keys, r = {}, rewards.double()   # float64: equal float32 rewards must give a mean equal to them
     index = torch.tensor([keys.setdefault(g, len(keys)) for g in groups], device=rewards.device)
     n = len(keys)
-    count = torch.zeros(n, dtype=rewards.dtype, device=rewards.device).index_add_(0, index, torch.ones_like(rewards))
-    mean = torch.zeros_like(count).index_add_(0, index, rewards) / count
-    dev = rewards - mean[index]
+    count = torch.zeros(n, dtype=r.dtype, device=r.device).index_add_(0, index, torch.ones_like(r))
+    mean = torch.zeros_like(count).index_add_(0, index, r) / count
+    dev = r - mean[index]
     sq = torch.zeros_like(count).index_add_(0, index, dev ** 2)
     std = (sq / (count - 1).clamp(min=1)).sqrt()                 # unbiased; a group of one has std 0
-    zero = (std < 1e-8) | (count < 2)
+    zero = (std <= 1e-6 * mean.abs().clamp(min=1)) | (count < 2)  # rewards equal up to rounding: no spread
+    dev = dev.masked_fill(zero[index], 0.0)                      # ... and no advantage, not rounding noise scaled up
     if scale == "group": adv = dev / (std[index] + eps)
-    elif scale == "batch": adv = dev / (rewards.std() + eps if len(rewards) > 1 else 1.0)
+    elif scale == "batch": adv = dev / (r.std() + eps if len(r) > 1 else 1.0)
     else: adv = dev
-    return adv, zero.float().mean().item()
+    return adv.to(rewards.dtype), zero.float().mean().item()
 
 # %% ../../nbs/05c_train.loss.ipynb #850cc2a7
 class GRPOStats(NamedTuple):
