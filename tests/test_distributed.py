@@ -67,3 +67,64 @@ def test_accelerate_launch_two_processes(runs_dir, tmp_path):
     assert {m["value"] for m in store.metrics(run["id"], "perf/processes")} == {2.0}
     assert [m["step"] for m in store.metrics(run["id"], "charts/update")] == list(range(128, 1025, 128))
     assert Path(summary["best_checkpoint"]).exists()
+
+
+def test_grpo_two_processes_in_bf16(runs_dir, tmp_path):
+    "A code agent's GRPO run in 2 processes (gloo on CPU) with bf16 autocast: it finishes, rank 0 alone records, and resumes."
+    accelerate = str(Path(sys.executable).parent / "accelerate")
+    launch = [
+        accelerate,
+        "launch",
+        "--multi_gpu",
+        "--num_processes",
+        "2",
+        "--num_machines",
+        "1",
+        "--mixed_precision",
+        "no",
+    ]
+    launch += ["--dynamo_backend", "no", "--main_process_port", "0", "-m", "workbench.cli", "train"]
+    tiny = [
+        "--max-new-tokens",
+        "12",
+        "--eval-every",
+        "2",
+        "--eval-tasks",
+        "2",
+        "--corpus-tasks",
+        "50",
+        "--vocab",
+        "300",
+    ]
+    tiny += ["--hidden", "32", "--layers", "1", "--heads", "2", "--ffn", "64", "--device", "cpu", "--quiet", "--json"]
+    grpo = [
+        "--algo",
+        "grpo",
+        "--task",
+        "code?level=easy&turns=2",
+        "--batch-size",
+        "2",
+        "--group-size",
+        "2",
+        "--beta",
+        "0.04",
+    ]
+    env = {**os.environ, "ACCELERATE_USE_CPU": "true"}
+
+    def run(*flags):
+        r = subprocess.run([*launch, *flags, *tiny, "--runs-dir", str(runs_dir)], capture_output=True, text=True, timeout=300,
+                           cwd=tmp_path, env=env)  # fmt: skip
+        assert r.returncode == 0, r.stderr[-3000:]
+        lines = [l for l in r.stdout.splitlines() if l.startswith("{")]
+        assert len(lines) == 1, "only rank 0 reports"
+        return json.loads(lines[0])
+
+    first = run(*grpo, "--updates", "2", "--bf16")
+    assert first["status"] == "finished" and first["global_step"] == 2
+    store = RunStore(runs_dir)
+    (rec,) = store.runs()
+    assert {m["value"] for m in store.metrics(rec["id"], "perf/processes")} == {2.0}
+    assert store.events(rec["id"], "samples") and store.events(rec["id"], "eval")
+    more = run("--resume", first["run_dir"], "--updates", "4")  # a language-model run resumes without --algo
+    assert more["global_step"] == 4 and more["run_dir"] == first["run_dir"]
+    assert [m["step"] for m in store.metrics(rec["id"], "charts/update")] == [1, 2, 3, 4]

@@ -243,7 +243,8 @@ class LMTrainer(Trainer):
         self.policy = build_policy(cfg, resume or start)
         self.policy.model.to(self.device)
         self._train_model = self.accelerator.prepare(self.policy.model)   # DDP-wrapped across processes
-        self.env = CodeEnv(cfg.task.env)
+        env = cfg.task.env   # each process of a data-parallel run draws its own training tasks
+        self.env = CodeEnv(dataclasses.replace(env, seed=env.seed + 7919 * self.accelerator.process_index))
         params = [p for p in self.policy.model.parameters() if p.requires_grad]
         self.optimizer = torch.optim.AdamW(params, lr=cfg.optim.lr, weight_decay=cfg.optim.weight_decay)
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, self._lr_factor)
@@ -271,7 +272,8 @@ class LMTrainer(Trainer):
                 now = time.perf_counter()
                 stats.update({"charts/learning_rate": self.optimizer.param_groups[0]["lr"], "charts/update": self.global_step,
                               "perf/step_time": now - t0, "perf/sps": (self.global_step - self._start_step) / self._elapsed(now),
-                              "charts/temperature": self.cfg.grpo.temperature, "charts/beta": self.cfg.grpo.beta})
+                              "charts/temperature": self.cfg.grpo.temperature, "charts/beta": self.cfg.grpo.beta,
+                              "perf/processes": self.accelerator.num_processes})
                 if self.main: self.bus.emit(Kind.UPDATE, self.global_step, total=self.cfg.optim.updates, **stats)
                 if self.diverged: break
                 self._evaluate_and_checkpoint(self.global_step)
