@@ -10,25 +10,15 @@ from workbench.runs.store import RunStore
 pytestmark = pytest.mark.multiproc
 
 
-def test_accelerate_launch_two_processes(runs_dir, tmp_path):
+def launch_cmd() -> list:
+    "`accelerate launch` of the workbench CLI's `train` in 2 processes on this machine (no mixed precision, no dynamo)."
     accelerate = str(Path(sys.executable).parent / "accelerate")
-    cmd = [
-        accelerate,
-        "launch",
-        "--multi_gpu",
-        "--num_processes",
-        "2",
-        "--num_machines",
-        "1",
-        "--mixed_precision",
-        "no",
-        "--dynamo_backend",
-        "no",
-        "--main_process_port",
-        "0",
-        "-m",
-        "workbench.cli",
-        "train",
+    return [accelerate, "launch", "--multi_gpu", "--num_processes", "2", "--num_machines", "1", "--mixed_precision", "no",
+            "--dynamo_backend", "no", "--main_process_port", "0", "-m", "workbench.cli", "train"]  # fmt: skip
+
+
+def test_accelerate_launch_two_processes(runs_dir, tmp_path):
+    cmd = launch_cmd() + [
         "--env",
         "gym:CartPole-v1",
         "--total-steps",

@@ -98,8 +98,9 @@ class Trainer:
     def save_checkpoint(self, score: Optional[float] = None, reason: str = "scheduled") -> Optional[Path]:
         "Write a checkpoint of the current state (main process only); emits a `checkpoint` event."
         if not (self.main and self.checkpoints): return None
+        kept = self.checkpoints.best_score
+        if score is not None and (kept is None or score > kept): self.best_score = score   # before the state is taken
         path, best = self.checkpoints.save(self.state_dict(), self.global_step, score)
-        if best: self.best_score = score
         self.bus.emit(Kind.CHECKPOINT, self.global_step, path=str(path), score=score, best=best, reason=reason,
                       best_path=str(self.checkpoints.best_path) if best else None)
         return path
