@@ -2,11 +2,11 @@
 curriculum, samples, live knobs, pause, resume and stop), then its dashboard served by Panel and its run page served by
 `workbench serve`, both in a real browser (Debian's chromium through Playwright)."""
 
-import os, re, time
+import re, time
 
 import pytest
 
-from conftest import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, free_port, wait_for
+from conftest import ARTIFACTS, free_port, loopback_only_page, wait_for
 from test_app import Server
 from workbench.app.charts import chart_figure, chart_set
 from workbench.app.dashboard import status_line
@@ -151,11 +151,7 @@ def test_lm_dashboard_and_run_page_in_a_browser(tmp_path):
     shows as text; a temperature change applies and a beta change (the run keeps no reference model) is refused.
     Then the run's page from `workbench serve`: the language-model charts, pass rates by level, the curriculum move."""
     import panel as pn
-    from playwright.sync_api import sync_playwright
 
-    assert os.path.exists(CHROMIUM), (
-        "Debian's chromium is missing: tools/setup.sh installs it (apt-get install -y chromium)"
-    )
     runs_dir = tmp_path / "runs"
     session = TrainingSession(tiny_grpo(runs_dir)).start()
 
@@ -167,69 +163,63 @@ def test_lm_dashboard_and_run_page_in_a_browser(tmp_path):
     server = pn.serve({"lm": dashboard}, port=port, address="127.0.0.1", websocket_origin=[f"127.0.0.1:{port}"],
                       show=False, threaded=True, title="LM run")  # fmt: skip
     try:
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-            try:
-                page = browser.new_page(viewport={"width": 1400, "height": 1100})
-                page.goto(f"http://127.0.0.1:{port}/lm")
-                page.locator(".wb-title").get_by_text(
-                    "code?level=medium&turns=2, tiny model, GRPO, 2 samples a task"
-                ).wait_for(timeout=60_000)
-                for name, title in CHART_TITLES.items():
-                    chart = page.locator(f".wb-chart-{name} .gtitle")
-                    chart.wait_for(timeout=30_000)
-                    assert chart.text_content() == title
-                assert page.locator(".wb-knob-beta").is_visible() and page.locator(".wb-knob-temperature").is_visible()
-                assert (
-                    not page.locator(".wb-knob-ent_coef").is_visible()
-                    and not page.locator(".wb-knob-clip_coef").is_visible()
-                )
+        with loopback_only_page(1400, 1100) as (page, blocked):
+            page.goto(f"http://127.0.0.1:{port}/lm")
+            page.locator(".wb-title").get_by_text(
+                "code?level=medium&turns=2, tiny model, GRPO, 2 samples a task"
+            ).wait_for(timeout=60_000)
+            for name, title in CHART_TITLES.items():
+                chart = page.locator(f".wb-chart-{name} .gtitle")
+                chart.wait_for(timeout=30_000)
+                assert chart.text_content() == title
+            assert page.locator(".wb-knob-beta").is_visible() and page.locator(".wb-knob-temperature").is_visible()
+            assert (
+                not page.locator(".wb-knob-ent_coef").is_visible()
+                and not page.locator(".wb-knob-clip_coef").is_visible()
+            )
 
-                # It trains: the reward chart gains points, the samples table fills, the status line counts steps a minute.
-                reward = page.locator(".wb-chart-reward .js-plotly-plot")
-                points = lambda: reward.evaluate("el => (el.data && el.data[0].x) ? el.data[0].x.length : 0")
-                wait_for(lambda: points() >= 2, timeout=120, what="the reward chart to gain points")
-                row = page.locator(".wb-samples tbody tr").first
-                row.wait_for(timeout=60_000)
-                assert re.search(r"gen-(easy|medium)-", row.inner_text()), row.inner_text()
-                status = page.locator(".wb-status").inner_text()
-                assert "steps/min" in status and "train pass rate" in status, status
-                page.locator(".wb-log").get_by_text(f"curriculum: {MOVE}").wait_for(timeout=60_000)
+            # It trains: the reward chart gains points, the samples table fills, the status line counts steps a minute.
+            reward = page.locator(".wb-chart-reward .js-plotly-plot")
+            points = lambda: reward.evaluate("el => (el.data && el.data[0].x) ? el.data[0].x.length : 0")
+            wait_for(lambda: points() >= 2, timeout=120, what="the reward chart to gain points")
+            row = page.locator(".wb-samples tbody tr").first
+            row.wait_for(timeout=60_000)
+            assert re.search(r"gen-(easy|medium)-", row.inner_text()), row.inner_text()
+            status = page.locator(".wb-status").inner_text()
+            assert "steps/min" in status and "train pass rate" in status, status
+            page.locator(".wb-log").get_by_text(f"curriculum: {MOVE}").wait_for(timeout=60_000)
 
-                # Paused, a crafted sample: its completion and feedback hold markup, which must show as text.
-                page.get_by_role("button", name="Pause").click()
-                page.locator(".wb-status-value").get_by_text("paused").wait_for(timeout=60_000)
-                crafted = {"task": "gen-<i>x</i>", "turn": 2, "completion": MARKUP, "reward": 0.5, "passed": True,
-                           "feedback": "<b class='wb-injected'>feedback</b>"}  # fmt: skip
-                session._on_event(Event(Kind.SAMPLES, session.global_step + 1, {"samples": [crafted]}))
-                shown = page.locator(".wb-samples pre").filter(has_text='<b class="wb-injected">bold</b><script>')
-                shown.wait_for(timeout=30_000)
-                first = page.locator(".wb-samples tbody tr").first.inner_text()
-                assert "gen-<i>x</i>" in first and "<b class='wb-injected'>feedback</b>" in first, first
-                assert page.locator(".wb-injected").count() == 0 and page.locator(".wb-samples img").count() == 0
-                assert page.evaluate("window.__pwned") is None, "a completion's markup ran in the page"
+            # Paused, a crafted sample: its completion and feedback hold markup, which must show as text.
+            page.get_by_role("button", name="Pause").click()
+            page.locator(".wb-status-value").get_by_text("paused").wait_for(timeout=60_000)
+            crafted = {"task": "gen-<i>x</i>", "turn": 2, "completion": MARKUP, "reward": 0.5, "passed": True,
+                       "feedback": "<b class='wb-injected'>feedback</b>"}  # fmt: skip
+            session._on_event(Event(Kind.SAMPLES, session.global_step + 1, {"samples": [crafted]}))
+            shown = page.locator(".wb-samples pre").filter(has_text='<b class="wb-injected">bold</b><script>')
+            shown.wait_for(timeout=30_000)
+            first = page.locator(".wb-samples tbody tr").first.inner_text()
+            assert "gen-<i>x</i>" in first and "<b class='wb-injected'>feedback</b>" in first, first
+            assert page.locator(".wb-injected").count() == 0 and page.locator(".wb-samples img").count() == 0
+            assert page.evaluate("window.__pwned") is None, "a completion's markup ran in the page"
 
-                # Knobs: a new temperature applies; beta cannot rise in a run started without a reference model.
-                temperature = page.locator(".wb-knob-temperature input").first
-                temperature.fill("0.5")
-                temperature.press("Enter")
-                wait_for(lambda: session.temperature == 0.5, timeout=30, what="the temperature to be applied")
-                beta = page.locator(".wb-knob-beta input").first
-                beta.fill("0.1")
-                beta.press("Enter")
-                page.locator(".wb-log").get_by_text(
-                    "beta can rise above 0 only in a run started with beta > 0"
-                ).wait_for(timeout=30_000)
-                wait_for(
-                    lambda: beta.input_value() in ("0", "0.0", "0.000"), timeout=30, what="the beta knob to go back"
-                )
-                assert session.beta == 0.0
-                ARTIFACTS.mkdir(parents=True, exist_ok=True)
-                page.screenshot(path=str(ARTIFACTS / "lm_dashboard.png"), full_page=True)
-                page.get_by_role("button", name="Stop").click()
-                page.locator(".wb-status-value").get_by_text("stopped").wait_for(timeout=60_000)
-            finally:
-                browser.close()
+            # Knobs: a new temperature applies; beta cannot rise in a run started without a reference model.
+            temperature = page.locator(".wb-knob-temperature input").first
+            temperature.fill("0.5")
+            temperature.press("Enter")
+            wait_for(lambda: session.temperature == 0.5, timeout=30, what="the temperature to be applied")
+            beta = page.locator(".wb-knob-beta input").first
+            beta.fill("0.1")
+            beta.press("Enter")
+            page.locator(".wb-log").get_by_text("beta can rise above 0 only in a run started with beta > 0").wait_for(
+                timeout=30_000
+            )
+            wait_for(lambda: beta.input_value() in ("0", "0.0", "0.000"), timeout=30, what="the beta knob to go back")
+            assert session.beta == 0.0
+            ARTIFACTS.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(ARTIFACTS / "lm_dashboard.png"), full_page=True)
+            page.get_by_role("button", name="Stop").click()
+            page.locator(".wb-status-value").get_by_text("stopped").wait_for(timeout=60_000)
+        assert not blocked, blocked
         session.wait(timeout=60)
     finally:
         session.close()
@@ -238,22 +228,18 @@ def test_lm_dashboard_and_run_page_in_a_browser(tmp_path):
     # The run's own page, from the store: the language-model charts with the pass rates by level, the curriculum move.
     served = Server(runs_dir)
     try:
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-            try:
-                page = browser.new_page(viewport={"width": 1400, "height": 1100})
-                page.goto(f"{served.base}/run?id={session.run_id}")
-                chart = page.locator(".wb-run-chart-pass_rate .js-plotly-plot")
-                names = "el => el.data ? Object.fromEntries(el.data.map(t => [t.name, (t.x || []).length])) : {}"
-                drawn = wait_for(lambda: chart.evaluate(names), timeout=60, what="the run page's pass-rate chart")
-                evals = len(RunStore(runs_dir).events(session.run_id, "eval"))
-                assert evals and drawn["val pass@1"] == drawn["val easy"] == drawn["val hard"] == evals, drawn
-                assert drawn["train (sampled)"] >= 2
-                assert page.locator(".wb-run-chart-reward .gtitle").text_content() == "Reward per judge"
-                page.locator(".wb-run-head").get_by_text("tiny model").wait_for(timeout=30_000)
-                page.locator(".wb-events .tabulator-tableholder").get_by_text(MOVE).first.wait_for(timeout=30_000)
-                assert page.locator(".wb-events .tabulator-tableholder").get_by_text("samples", exact=True).count() == 0
-            finally:
-                browser.close()
+        with loopback_only_page(1400, 1100) as (page, blocked):
+            page.goto(f"{served.base}/run?id={session.run_id}")
+            chart = page.locator(".wb-run-chart-pass_rate .js-plotly-plot")
+            names = "el => el.data ? Object.fromEntries(el.data.map(t => [t.name, (t.x || []).length])) : {}"
+            drawn = wait_for(lambda: chart.evaluate(names), timeout=60, what="the run page's pass-rate chart")
+            evals = len(RunStore(runs_dir).events(session.run_id, "eval"))
+            assert evals and drawn["val pass@1"] == drawn["val easy"] == drawn["val hard"] == evals, drawn
+            assert drawn["train (sampled)"] >= 2
+            assert page.locator(".wb-run-chart-reward .gtitle").text_content() == "Reward per judge"
+            page.locator(".wb-run-head").get_by_text("tiny model").wait_for(timeout=30_000)
+            page.locator(".wb-events .tabulator-tableholder").get_by_text(MOVE).first.wait_for(timeout=30_000)
+            assert page.locator(".wb-events .tabulator-tableholder").get_by_text("samples", exact=True).count() == 0
+        assert not blocked, blocked
     finally:
         served.stop()

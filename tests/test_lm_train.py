@@ -108,6 +108,7 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path):
         "turns < 1": (["--task", "code?turns=0"], "turns must be at least 1"),
         "G < 2": (["--algo", "grpo", "--group-size", "1"], "group_size must be at least 2"),
         "review of 1": (["--algo", "grpo", "--review", "1"], "review must be in [0, 1)"),
+        "negative demos": (["--sft-demos", "-1"], "sft_demos must be 0 (fresh tasks) or more"),
         "unknown reward": (["--task", "code?reward=style"], "unknown reward 'style'"),
         "no model folder": (["--model", tmp_path / "missing"], "does not exist"),
         "not a causal LM": (["--model", not_a_model], "is not a causal language model folder"),

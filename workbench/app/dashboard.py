@@ -14,7 +14,7 @@ from fastcore.basics import patch
 from ..train.config import TrainConfig, tuned_settings
 from ..train.lm import LMTrainConfig
 from ..env.make import resolve_env
-from .session import TrainingSession, ALL_KNOBS, describe, is_lm, _rate
+from .session import TrainingSession, ALL_KNOBS, describe, is_lm, fmt_rate
 from .charts import LiveView, chart_figure, chart_tail, chart_set, setup_notebook, notebook_ready, fallback_note
 from ..runs.sinks import fmt_duration, fmt_number, fmt_time
 
@@ -168,8 +168,8 @@ def status_line(s: TrainingSession) -> str:
     "The status line of a session (HTML): state, steps of the planned total, speed, ETA, returns (LM: reward, pass rates)."
     err = f" · <span style='color:#c00'>{html.escape(s.error)}</span>" if s.error else ""
     if is_lm(s.config):
-        h, best = s.history, "" if s.best_score is None else f" · best val pass@1 <b>{_rate(s.best_score)}</b>"
-        last = (f"reward {fmt_number(h.last('charts/reward'))} · train pass rate {_rate(h.last('charts/pass_rate'))}"
+        h, best = s.history, "" if s.best_score is None else f" · best val pass@1 <b>{fmt_rate(s.best_score)}</b>"
+        last = (f"reward {fmt_number(h.last('charts/reward'))} · train pass rate {fmt_rate(h.last('charts/pass_rate'))}"
                 if s.config.optim.algo == "grpo" else f"loss {fmt_number(h.last('losses/sft_loss'))}")
         return (f"<span class='wb-status-value'>{s.status}</span> · step <b class='wb-step-count'>{s.global_step:,}</b> "
                 f"of {s.total_timesteps:,} · {fmt_number(round(60 * s.sps))} steps/min · ETA {fmt_duration(s.eta)} · "

@@ -21,7 +21,7 @@ from ..runs.sinks import fmt_number
 
 # %% auto #0
 __all__ = ['LIVE_KNOBS', 'LM_SLIDERS', 'ALL_KNOBS', 'MetricHistory', 'is_lm', 'session_knobs', 'knob_values', 'planned_steps',
-           'describe', 'TrainingSession', 'lm_eval_metrics', 'lm_eval_text', 'curriculum_text']
+           'describe', 'TrainingSession', 'lm_eval_metrics', 'fmt_rate', 'lm_eval_text', 'curriculum_text']
 
 # %% ../../nbs/07a_app.session.ipynb #f833c8e4
 class MetricHistory:
@@ -219,21 +219,21 @@ def lm_eval_metrics(d: dict) -> dict:
     "The history keys of a language-model run's `eval` event: `eval/pass_rate`, `eval/pass_rate/<level>`, SFT's `eval/val_loss`."
     return {f"eval/{k}": v for k, v in d.items() if k in ("pass_rate", "val_loss") or k.startswith("pass_rate/")}
 
-def _rate(x) -> str: return "-" if x is None else f"{x:.2f}"
+def fmt_rate(x) -> str: return "-" if x is None else f"{x:.2f}"
 
 def lm_eval_text(d: dict) -> str:
     "A language-model run's evaluation in words: 'val pass@1 0.93 [0.86, 0.97] (easy 1.00, medium 0.90, hard 0.90)'."
     ci = d.get("ci95") or []
-    text = f"{d.get('split', 'val')} pass@1 {_rate(d.get('pass_rate'))}"
-    if len(ci) == 2: text += f" [{_rate(ci[0])}, {_rate(ci[1])}]"
-    levels = [f"{k.split('/', 1)[1]} {_rate(v)}" for k, v in d.items() if k.startswith("pass_rate/")]
+    text = f"{d.get('split', 'val')} pass@1 {fmt_rate(d.get('pass_rate'))}"
+    if len(ci) == 2: text += f" [{fmt_rate(ci[0])}, {fmt_rate(ci[1])}]"
+    levels = [f"{k.split('/', 1)[1]} {fmt_rate(v)}" for k, v in d.items() if k.startswith("pass_rate/")]
     if levels: text += f" ({', '.join(levels)})"
     if d.get("val_loss") is not None: text += f", val loss {fmt_number(d['val_loss'])}"
     return text
 
 def curriculum_text(d: dict) -> str:
     "A move of the curriculum in words: 'easy -> medium at rolling pass rate 0.78 over 64 episodes'."
-    return (f"{d.get('from')} -> {d.get('to')} at rolling pass rate {_rate(d.get('rate'))}"
+    return (f"{d.get('from')} -> {d.get('to')} at rolling pass rate {fmt_rate(d.get('rate'))}"
             + (f" over {d['episodes']} episodes" if d.get("episodes") else ""))
 
 # %% ../../nbs/07a_app.session.ipynb #1bdd754a
@@ -251,7 +251,7 @@ def _on_event(self: TrainingSession, e: Event) -> None:
         self._set(status=d["status"], global_step=e.step, **({"error": d["error"]} if "error" in d else {}))
         self._note(e.step, "status", f"status: {d['status']}" + (f" ({d['error']})" if "error" in d else ""))
     elif e.kind == Kind.CHECKPOINT:
-        score = f"val pass@1 {_rate(d.get('score'))}" if is_lm(self.config) else f"eval return {fmt_number(d.get('score'))}"
+        score = f"val pass@1 {fmt_rate(d.get('score'))}" if is_lm(self.config) else f"eval return {fmt_number(d.get('score'))}"
         extra = f" (new best, {score})" if d.get("best") else ""
         self._note(e.step, "checkpoint", f"checkpoint ({d.get('reason', '')}): {d['path']}{extra}")
         self._set(**({"best_score": d["score"]} if d.get("best") and d.get("score") is not None else {}))

@@ -11,7 +11,7 @@ from typing import Sequence
 import torch
 
 # %% auto #0
-__all__ = ['pass_k_estimate', 'pass_at_k', 'wilson_interval', 'multi_turn', 'trl_reward']
+__all__ = ['pass_k_estimate', 'pass_at_k', 'wilson_interval', 'multi_turn', 'paired_test', 'trl_reward']
 
 # %% ../../nbs/04k_judge.code_eval.ipynb #4c971f8e
 def pass_k_estimate(n: int, c: int, k: int) -> float:
@@ -31,6 +31,7 @@ def pass_at_k(policy, env: CodeEnv, tasks_by_level: dict, n: int = 1, ks: Sequen
         every += passed
         out[level] = _pass_summary(passed, n, ks)
     out["overall"] = _pass_summary(every, n, ks)
+    out["passed"] = every   # samples passed, task by task in level order: for paired comparisons
     return out
 
 def wilson_interval(successes: float, trials: int, z: float = 1.96) -> tuple:
@@ -65,6 +66,17 @@ def multi_turn(policy, env: CodeEnv, tasks_by_level: dict, turns: int, temperatu
         out[level] = _pass_summary(solved, 1, (1,))
     out["overall"] = _pass_summary(every, 1, (1,))
     return out
+
+# %% ../../nbs/04k_judge.code_eval.ipynb #9a1f0c3e7b22
+def paired_test(passed_a: Sequence, passed_b: Sequence) -> dict:
+    "Tasks where `a` passes more of its samples than `b` (`a_better`) and the reverse, with the exact sign test's p-value."
+    if len(passed_a) != len(passed_b):
+        raise ValueError(f"paired results need the same tasks, got {len(passed_a)} and {len(passed_b)}")
+    a_better = sum(a > b for a, b in zip(passed_a, passed_b))
+    b_better = sum(b > a for a, b in zip(passed_a, passed_b))
+    m = a_better + b_better
+    p = min(1.0, 2 * sum(math.comb(m, i) for i in range(min(a_better, b_better) + 1)) / 2 ** m) if m else 1.0
+    return {"a_better": a_better, "b_better": b_better, "p_value": p}
 
 # %% ../../nbs/04k_judge.code_eval.ipynb #4f3af9d0
 def trl_reward(env: "CodeEnv | None" = None):

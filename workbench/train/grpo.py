@@ -91,6 +91,8 @@ class GRPOTrainer(LMTrainer):
         samples, attempts = [r[0] for r in rows], [r[1] for r in rows]
         rewards = torch.tensor([a.reward for a in attempts], dtype=torch.float32)
         adv, no_spread = group_advantages(rewards, [r[2] for r in rows], g.scale_rewards)
+        keep = self._informative(rows, rewards) if g.filter_groups else list(range(len(rows)))
+        samples, adv = [samples[i] for i in keep], adv[keep]
         prompt_ids, completion_ids = [s.prompt_ids for s in samples], [s.completion_ids for s in samples]
         truncated = torch.tensor([s.truncated for s in samples], dtype=torch.float32)
         ref_logp = None
@@ -108,9 +110,18 @@ class GRPOTrainer(LMTrainer):
                                     g.beta, ref_logp, g.max_new_tokens)
             norm = self._optimise(loss)
             if self.diverged: break
-        generated = sum(len(c) for c in completion_ids)
+        generated = sum(len(r[0].completion_ids) for r in rows)
         self.tokens += generated
-        return self._stats(tasks, rows, rewards, no_spread, loss, stats, norm, generated, gen_s, judge_s, t0)
+        out = self._stats(tasks, rows, rewards, no_spread, loss, stats, norm, generated, gen_s, judge_s, t0)
+        return {**out, "charts/trained_share": len(keep) / len(rows)}
+
+    @staticmethod
+    def _informative(rows, rewards) -> list:
+        "Indices of the attempts whose group's rewards differ (all of them when no group's do: the KL term still pulls)."
+        groups = collections.defaultdict(list)
+        for i, r in enumerate(rows): groups[r[2]].append(i)
+        keep = sorted(i for ix in groups.values() if rewards[ix].max() - rewards[ix].min() > 1e-6 for i in ix)
+        return keep or list(range(len(rows)))
 
     def _stats(self, tasks, rows, rewards, no_spread, loss, stats, norm, generated, gen_s, judge_s, t0) -> dict:
         "The step's metrics; the curriculum sees the episodes' outcomes; a few samples go out as an event."

@@ -32,7 +32,9 @@ class TaskConfig:
     "code env spec: source, level (where GRPO starts), turns, examples, judges (e.g. code?level=easy&turns=2)"
     sft_levels: str = "easy,medium,hard"
     "levels of the generated tasks whose reference solutions SFT learns (comma-separated)"
-    eval_tasks: int = 30
+    sft_demos: int = 0
+    "SFT: learn from a fixed set of this many demonstrations of each level, cycled (0: a fresh task every time)"
+    eval_tasks: int = 50
     "held-out val tasks of each level in an evaluation during training (greedy pass@1)"
 
     def __post_init__(self):
@@ -42,6 +44,7 @@ class TaskConfig:
         if bad or not self.levels:
             raise TaskError(f"unknown level {(bad or ['(none)'])[0]!r} in sft_levels: choose from {', '.join(LEVELS)}")
         if self.eval_tasks < 1: raise ConfigError(f"eval_tasks must be at least 1, got {self.eval_tasks}")
+        if self.sft_demos < 0: raise ConfigError(f"sft_demos must be 0 (fresh tasks) or more, got {self.sft_demos}")
 
     @property
     def env(self) -> CodeEnvConfig: return CodeEnvConfig.from_spec(self.task)
@@ -145,6 +148,8 @@ class GRPOConfig:
     "longest completion; a longer one is cut and counts as truncated"
     mask_truncated: bool = True
     "leave truncated completions out of the loss"
+    filter_groups: bool = False
+    "leave the groups whose rewards are all equal out of the update (DAPO's dynamic-sampling filter, no resampling)"
     epochs: int = 1
     "passes over each step's samples (TRL's num_iterations); the ratio is 1 at the first"
     curriculum: bool = True

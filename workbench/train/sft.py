@@ -24,14 +24,18 @@ class SFTTrainer(LMTrainer):
         self._stream = self._tasks()
 
     def _tasks(self, skip: int = 0):
-        env = self.cfg.task.env
+        env, k = self.cfg.task.env, self.cfg.task.sft_demos
         if env.source != "gen":
-            stream = (t for _ in itertools.count() for t in self.env.sample(1))
+            streams = [(t for _ in itertools.count() for t in self.env.sample(1))]
         else:
-            seed = env.seed + SFT_SEED + 7919 * self.accelerator.process_index   # not the tasks GRPO will draw
-            streams = [task_stream(level, seed, "train", env.examples)
-                       for level in self.cfg.task.levels]
-            stream = (next(s) for s in itertools.cycle(streams))
+            rank = 0 if k else self.accelerator.process_index   # other tasks a process, or the same k demonstrations
+            seed = env.seed + SFT_SEED + 7919 * rank             # not the tasks GRPO will draw
+            streams = [task_stream(level, seed, "train", env.examples) for level in self.cfg.task.levels]
+        if k:   # the same k demonstrations of each level, over and over; each process takes its share in turn
+            a = self.accelerator
+            streams = [itertools.islice(itertools.cycle(list(itertools.islice(s, k))), a.process_index, None, a.num_processes)
+                       for s in streams]
+        stream = (next(s) for s in itertools.cycle(streams))
         for _ in range(skip): next(stream)
         return stream
 
