@@ -8,4 +8,4 @@ __all__ = []
 # %% ../../nbs/01e_env.ipynb #2e15b99a
 from .spec import EnvSpec, parse_spec, with_options
 from .make import EnvConfig, ENV_REGISTRY, make_env, register_env, resolve_env, describe_spaces
-from . import trading  # noqa: F401  registers `trading`
+from . import planpath, trading  # noqa: F401  register `planpath` and `trading`
