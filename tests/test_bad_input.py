@@ -28,7 +28,7 @@ TRAIN = [
     (["--env", "planpath?alpha=1.5"], "planpath: alpha must be in [0, 1], got 1.5"),
     (["--env", "planpath?roles=coder,tester"], "planpath: roles must be 'planner,executor' or 'solo'"),
     (["--env", "planpath?map=S#/#G"], "planpath: the map's goal cannot be reached from its start"),
-    (["--env", "planpath", "--num-envs", "7"], "need a multiple of 2 agents, got num_envs 7"),
+    (["--env", "planpath", "--num-envs", "7"], "has 2 agents per env: num_envs must be a multiple of 2, got 7"),
     (["--env", "gym:CartPole-v1?length=3"], "unknown option 'length' (CartPoleEnv takes render_mode)"),
     (["--env", "gym:CartPole-v1?bad"], "option 'bad' is not NAME=VALUE"),
     (["--env", "nosuchenv"], "unknown env 'nosuchenv'"),

@@ -178,11 +178,15 @@ def _grouping(source: str, creator, native: bool, kwargs: dict) -> tuple[int, li
     if source == "puffer":
         group, _, obs_bytes = _probe(creator, dict(kwargs, num_envs=1))
         return group, ["agent"], obs_bytes
-    return (1, ["agent"], 4) if native else _probe(creator, kwargs)
+    if native:   # a natively vectorised env's agents are units, unless its creator says how many make one env
+        per = getattr(creator, "agents_per_env", None)
+        return (per(**kwargs) if per else 1), ["agent"], 4
+    return _probe(creator, kwargs)
 
 def agents_per_env(spec: Union[str, EnvSpec], **env_kwargs) -> int:
     """How many agents one env of `spec` holds: a game of a PufferLib C env, a PettingZoo env's `possible_agents`
-    (each built once to see); 1 for a Gymnasium env or a natively vectorised env of yours (each agent is a unit)."""
+    (each built once to see); 1 for a Gymnasium env, and for a natively vectorised env unless its creator has an
+    `agents_per_env(**options)` attribute (Plan-Path: the roles of a grid)."""
     spec = parse_spec(spec)
     source, creator, native = resolve_env(spec)
     return _grouping(source, creator, native, {**spec.kwargs, **env_kwargs})[0]

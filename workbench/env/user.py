@@ -60,7 +60,9 @@ def vector_creator(creator: Callable, where: str = "env") -> Callable:
     if params and not any(p.kind is p.VAR_KEYWORD for p in params.values()) and not {"buf", "seed"} <= set(params):
         raise EnvError(f"{where}: a creator taking num_envs builds that many agents at once, and must take buf and seed "
                        "too (PufferLib's buffers); drop num_envs to return one Gymnasium or PettingZoo env instead")
-    return functools.partial(_checked_vector, creator, where)
+    checked = functools.partial(_checked_vector, creator, where)
+    if hasattr(creator, "agents_per_env"): checked.agents_per_env = creator.agents_per_env   # roles of a grid, say
+    return checked
 
 def _checked_vector(creator, where, *args, **kwargs):
     env = creator(*args, **kwargs)

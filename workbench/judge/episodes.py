@@ -5,7 +5,7 @@
 # %% ../../nbs/04a_judge.episodes.ipynb #d09f34e2
 from __future__ import annotations
 from ..core import ConfigError, EnvError  # first: it quiets two dependency notices before torch loads
-import math
+import collections, math
 from typing import Callable, Optional
 
 import numpy as np
@@ -34,13 +34,18 @@ def play_episodes(policy, vecenv, episodes: int, greedy: bool = True, device="cp
         state = policy.initial_state(n, device)
         ret, length, done_count = np.zeros(n), np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
         returns, lengths, agents, finished = [], [], [], False
+        sums, weights = collections.defaultdict(float), collections.defaultdict(float)   # the env's own episode stats
         for _ in range(max_steps):
             if (done_count >= quota).all(): finished = True; break
             action, state = policy.act(torch.as_tensor(obs).to(device), state, greedy=greedy)
             a = action.cpu().numpy()
             if clip: a = np.clip(a, space.low, space.high)
             vecenv.send(a)
-            obs, rewards, terminals, truncations, _, _, masks = vecenv.recv()
+            obs, rewards, terminals, truncations, infos, _, masks = vecenv.recv()
+            for info in infos:   # dicts of means over `episodes` episodes (1 if it does not say)
+                w = float(info.get("episodes", 1)) if isinstance(info, dict) else 0.0
+                for k, v in (info.items() if w else ()):
+                    if k != "episodes" and isinstance(v, (int, float, np.number)): sums[k] += w * float(v); weights[k] += w
             if on_step is not None: on_step(done_count < quota)
             ret += rewards; length += masks   # an agent out of a multi-agent episode waits, masked, for its end
             done = np.logical_or(terminals, truncations)
@@ -53,13 +58,15 @@ def play_episodes(policy, vecenv, episodes: int, greedy: bool = True, device="cp
                 state = policy.reset_state(state, torch.as_tensor(done, dtype=torch.float32, device=device))
     finally:
         policy.train(was_training)
-    return {"returns": returns, "lengths": lengths, "agents": agents, "finished": finished}
+    return {"returns": returns, "lengths": lengths, "agents": agents, "finished": finished,
+            "env_stats": {k: sums[k] / weights[k] for k in sums}}
 
 # %% ../../nbs/04a_judge.episodes.ipynb #423fb885
 def evaluate_policy(policy, env_spec: str, episodes: int = 100, greedy: bool = True, seed: int = 1_000_003,
                     num_envs: Optional[int] = None, device="cpu", max_env_steps: int = 200_000) -> dict:
     """Run `episodes` episodes of `policy` on `env_spec` (counted per agent: a two-agent env gives two per episode);
-    return mean/std/CI of the returns, and each agent's mean return for a multi-agent env."""
+    return mean/std/CI of the returns, each agent's mean return for a multi-agent env, and the means of what the
+    env reports of its episodes in its infos (`env_stats`: Plan-Path's success and path ratio, say), if it does."""
     if episodes < 1: raise ConfigError(f"episodes must be at least 1, got {episodes}")
     if num_envs is None:   # up to 16 agents, whole envs of them
         group = agents_per_env(env_spec)
@@ -84,7 +91,8 @@ def evaluate_policy(policy, env_spec: str, episodes: int = 100, greedy: bool = T
     return {"mean_return": float(r.mean()), "std_return": std, "min_return": float(r.min()),
             "max_return": float(r.max()), "ci95": [float(r.mean() - half), float(r.mean() + half)],
             "episodes": len(r), "mean_length": float(np.mean(lengths)), "greedy": greedy, "returns": returns,
-            **({"agents": per_agent(r, np.array(played["agents"]), names)} if len(names) > 1 else {})}
+            **({"agents": per_agent(r, np.array(played["agents"]), names)} if len(names) > 1 else {}),
+            **({"env_stats": played["env_stats"]} if played["env_stats"] else {})}
 
 def per_agent(returns: np.ndarray, agents: np.ndarray, names: list[str]) -> dict:
     "Mean return of each agent of a multi-agent env (by its name), over the episodes it finished."
