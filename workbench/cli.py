@@ -131,7 +131,12 @@ def cmd_eval(args) -> int:
     seed_everything(args.seed)
     from workbench.env.spec import parse_spec
     if parse_spec(spec).name == "trading": return eval_trading(args, policy, spec, path, device)
-    if args.split: return fail(f"--split applies to envs with dated splits (trading), not {spec!r}")
+    if args.split:   # an env with held-out sets of its own (planpath?split=...) is evaluated on the one asked for
+        from workbench.env.make import resolve_env
+        from workbench.env.spec import with_options
+        try: resolve_env(split_spec := with_options(spec, split=args.split))
+        except WorkbenchError: return fail(f"--split applies to envs with held-out splits (trading, planpath), not {spec!r}")
+        spec = split_spec
     greedy = evaluate_policy(policy, spec, args.episodes, greedy=True, seed=args.seed, device=device)
     stochastic = evaluate_policy(policy, spec, args.episodes, greedy=False, seed=args.seed + 1, device=device)
     strip = lambda r: {k: v for k, v in r.items() if k != "returns"}
