@@ -15,10 +15,20 @@ from ..env.make import agents_per_env, describe_space, is_continuous, make_env
 from ..runs.events import Metric
 
 # %% auto #0
-__all__ = ['play_episodes', 'evaluate_policy', 'per_agent', 'episode_stats']
+__all__ = ['tally_infos', 'play_episodes', 'evaluate_policy', 'per_agent', 'episode_stats']
 
 # %% ../../nbs/04a_judge.episodes.ipynb #3de0a3a1
 @torch.no_grad()
+def tally_infos(infos, sums: dict, weights: dict) -> None:
+    """Add what an env reports in its `infos` to running `sums` and `weights` (defaultdicts): each info a dict of numbers,
+    means over its `episodes` episodes (1 if it does not say), so `sums[k] / weights[k]` is a mean over episodes."""
+    for info in infos:
+        if not isinstance(info, dict): continue
+        w = float(info.get("episodes", 1))
+        for k, v in info.items():
+            if k != "episodes" and isinstance(v, (int, float, np.number)) and not isinstance(v, bool):
+                sums[k] += w * float(v); weights[k] += w
+
 def play_episodes(policy, vecenv, episodes: int, greedy: bool = True, device="cpu", max_steps: int = 200_000,
                   seed: Optional[int] = None, on_step: Optional[Callable[[np.ndarray], None]] = None) -> dict:
     """Play `policy` on `vecenv` until each agent has finished its share of `episodes`; their returns, lengths and
@@ -42,10 +52,7 @@ def play_episodes(policy, vecenv, episodes: int, greedy: bool = True, device="cp
             if clip: a = np.clip(a, space.low, space.high)
             vecenv.send(a)
             obs, rewards, terminals, truncations, infos, _, masks = vecenv.recv()
-            for info in infos:   # dicts of means over `episodes` episodes (1 if it does not say)
-                w = float(info.get("episodes", 1)) if isinstance(info, dict) else 0.0
-                for k, v in (info.items() if w else ()):
-                    if k != "episodes" and isinstance(v, (int, float, np.number)): sums[k] += w * float(v); weights[k] += w
+            tally_infos(infos, sums, weights)
             if on_step is not None: on_step(done_count < quota)
             ret += rewards; length += masks   # an agent out of a multi-agent episode waits, masked, for its end
             done = np.logical_or(terminals, truncations)

@@ -16,7 +16,7 @@ from .config import LIVE_HPARAMS, TrainConfig
 from ..runs.events import Controls, EventBus, Kind, Metric
 from .loop import Trainer
 from .checkpoint import CheckpointManager, rng_state, set_rng_state
-from ..judge.episodes import episode_stats, evaluate_policy
+from ..judge.episodes import episode_stats, evaluate_policy, tally_infos
 from .loss import PPOStats, RewardScale, compute_gae, ppo_loss
 
 # %% auto #0
@@ -98,7 +98,7 @@ class PPOTrainer(Trainer):
         b, policy, ppo = self.buffer, self.policy, self.cfg.ppo
         T = ppo.num_steps
         if policy.recurrent: b.initial_state = tuple(s.clone() for s in self.state)
-        finished, info_sums, info_counts = [], collections.defaultdict(float), collections.defaultdict(int)
+        finished, info_sums, info_counts = [], collections.defaultdict(float), collections.defaultdict(float)
         env_time = forward_time = 0.0
         for t in range(T):
             t0 = time.perf_counter()
@@ -130,10 +130,7 @@ class PPOTrainer(Trainer):
                     finished.append((self.ep_return[i], self.ep_length[i], i % self.vecenv.env_agents))
                 self.ep_return[done] = 0; self.ep_length[done] = 0
                 if self.state is not None: self.state = policy.reset_state(self.state, done_t)
-            for info in infos:
-                for k, v in (info.items() if isinstance(info, dict) else ()):
-                    if isinstance(v, (int, float, np.number)) and not isinstance(v, bool):
-                        info_sums[k] += float(v); info_counts[k] += 1
+            tally_infos(infos, info_sums, info_counts)
             forward_time += t1 - t0; env_time += t2 - t1
         self.global_step += T * self.cfg.env.num_envs * self.accelerator.num_processes
         self.episodes += len(finished)
