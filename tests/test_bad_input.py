@@ -29,6 +29,11 @@ TRAIN = [
     (["--env", "planpath?roles=coder,tester"], "planpath: roles must be 'planner,executor' or 'solo'"),
     (["--env", "planpath?map=S#/#G"], "planpath: the map's goal cannot be reached from its start"),
     (["--env", "planpath", "--num-envs", "7"], "has 2 agents per env: num_envs must be a multiple of 2, got 7"),
+    (
+        ["--env", "planpath", "--policy-map", "planner=a,critic=b"],
+        "policy_map names role 'critic', but the env's roles are planner, executor",
+    ),
+    (["--env", "planpath", "--policy-map", "planner"], "policy_map must be shared, per_role or role=id,role=id"),
     (["--env", "gym:CartPole-v1?length=3"], "unknown option 'length' (CartPoleEnv takes render_mode)"),
     (["--env", "gym:CartPole-v1?bad"], "option 'bad' is not NAME=VALUE"),
     (["--env", "nosuchenv"], "unknown env 'nosuchenv'"),

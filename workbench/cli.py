@@ -106,7 +106,7 @@ def load_policy(checkpoint: str, env: Optional[str] = None, device: str = "cpu",
         spaces = describe_spaces(vecenv)
         if spaces != state["spaces"]:
             raise CheckpointError(f"checkpoint {path} was trained on spaces {state['spaces']}, but {spec!r} has {spaces}")
-        policy = make_policy(vecenv.single_observation_space, vecenv.single_action_space, cfg.policy)
+        policy = make_policy(vecenv.single_observation_space, vecenv.single_action_space, cfg.policy, vecenv.agent_names)
     finally: vecenv.close()
     try: policy.load_state_dict(state["model"])
     except RuntimeError as e:
@@ -128,6 +128,12 @@ def cmd_eval(args) -> int:
     torch.set_num_threads(1)
     policy, cfg, spec, path = load_policy(args.checkpoint, args.env, device, pick=args.pick)
     print(f"checkpoint: {path} ({checkpoint_origin(path)})", file=sys.stderr)
+    if args.swap_roles:   # each role played by the next role's network: do the roles' networks specialise?
+        if not hasattr(policy, "with_route"):
+            return fail(f"--swap-roles needs a run with a policy per role (--policy-map per_role), not {cfg.policy.policy_map!r}")
+        policy = policy.with_route(policy.route[1:] + policy.route[:1])
+        print("roles swapped: " + ", ".join(f"{r} played by {p}'s policy" for r, p in zip(policy.roles, policy.route)),
+              file=sys.stderr)
     seed_everything(args.seed)
     from workbench.env.spec import parse_spec
     if parse_spec(spec).name == "trading": return eval_trading(args, policy, spec, path, device)
@@ -140,13 +146,15 @@ def cmd_eval(args) -> int:
     greedy = evaluate_policy(policy, spec, args.episodes, greedy=True, seed=args.seed, device=device)
     stochastic = evaluate_policy(policy, spec, args.episodes, greedy=False, seed=args.seed + 1, device=device)
     strip = lambda r: {k: v for k, v in r.items() if k != "returns"}
-    result = {"checkpoint": str(path), "env": spec, **strip(greedy), "stochastic": strip(stochastic)}
+    result = {"checkpoint": str(path), "env": spec, **strip(greedy), "stochastic": strip(stochastic),
+              **({"route": dict(zip(policy.roles, policy.route))} if hasattr(policy, "route") else {})}
     if args.json: print(json.dumps(result))
     else:
         for name, r in (("greedy", greedy), ("stochastic", stochastic)):
             print(f"{name:>10}: mean return {r['mean_return']:.1f} ± {r['std_return']:.1f} over {r['episodes']} episodes "
                   f"(95% CI {r['ci95'][0]:.1f} to {r['ci95'][1]:.1f}; min {r['min_return']:.1f}, max {r['max_return']:.1f})")
             if r.get("agents"): print(" " * 12 + "per agent: " + ", ".join(f"{n} {v:.1f}" for n, v in r["agents"].items()))
+            if r.get("env_stats"): print(" " * 12 + "env: " + ", ".join(f"{n} {v:.3g}" for n, v in r["env_stats"].items()))
     return 0
 
 def checkpoint_origin(path) -> str:
@@ -210,6 +218,7 @@ def cmd_export(args) -> int:
     if not Path(args.onnx).resolve().parent.is_dir():
         return fail(f"--onnx {args.onnx}: its folder {str(Path(args.onnx).parent)!r} does not exist (create it first)")
     policy, cfg, spec, path = load_policy(args.checkpoint)
+    if hasattr(policy, "route"): return fail(f"export takes one policy; {path} holds one per role ({cfg.policy.policy_map})")
     out = export_onnx(policy, args.onnx)
     diff = check_onnx(policy, out)
     worst = max(diff.values())
@@ -324,6 +333,8 @@ def make_parser(argv: Optional[list[str]] = None) -> Parser:
     e.add_argument("--device", default="cpu", help="auto, cpu or cuda (default: cpu)")
     e.add_argument("--split", choices=["train", "val", "test"],
                    help="trading: the dated split; code agents: val or test (default: test)")
+    e.add_argument("--swap-roles", action="store_true",
+                   help="multi-agent runs with a policy per role: play each role with the next role's policy")
     e.add_argument("--json", action="store_true", help="print the result as one JSON line")
     e.set_defaults(func=cmd_eval)
     x = sub.add_parser("export", help="export a checkpoint's policy to ONNX",

@@ -6,7 +6,7 @@
 from __future__ import annotations
 from .core import ConfigError, EnvError, check_types  # first: it quiets two dependency notices before torch loads
 from .env.make import is_continuous
-import math
+import copy, math, re
 from dataclasses import dataclass
 from typing import Literal, Optional
 
@@ -18,8 +18,8 @@ import torch.nn.functional as F
 
 # %% auto #0
 __all__ = ['POLICIES', 'layer_init', 'DiscreteHead', 'MultiDiscreteHead', 'GaussianHead', 'make_head', 'RunningNorm',
-           'PolicyConfig', 'Policy', 'MLPPolicy', 'LSTMPolicy', 'sinusoidal_positions', 'TransformerPolicy',
-           'make_policy']
+           'parse_policy_map', 'role_map', 'PolicyConfig', 'Policy', 'MLPPolicy', 'LSTMPolicy', 'sinusoidal_positions',
+           'TransformerPolicy', 'make_policy', 'RolePolicies']
 
 # %% ../nbs/02a_policy.ipynb #a5d28aea
 def layer_init(layer: nn.Module, std: float = math.sqrt(2), bias: float = 0.0) -> nn.Module:
@@ -117,6 +117,26 @@ class RunningNorm(nn.Module):
         if not self.enabled: return x
         return ((x - self.mean) / (self.var + self.eps).sqrt()).clamp(-self.clip, self.clip)
 
+# %% ../nbs/02a_policy.ipynb #eb7882a7
+def parse_policy_map(text: str):
+    "`shared` or `per_role` as themselves, `role=id,role=id` as a dict (ids: letters, digits, '_' and '-')."
+    if text in ("shared", "per_role"): return text
+    pairs = [p.split("=") for p in text.split(",")]
+    if any(len(p) != 2 or not re.fullmatch(r"[\w-]+", p[1].strip()) or not p[0].strip() for p in pairs):
+        raise ConfigError(f"policy_map must be shared, per_role or role=id,role=id (ids: letters, digits, _, -), got {text!r}")
+    return {role.strip(): pid.strip() for role, pid in pairs}
+
+def role_map(policy_map: str, roles: list) -> dict:
+    "The policy id of each of `roles` (an env's agent names) under `policy_map`."
+    m = parse_policy_map(policy_map)
+    if m == "shared": return {r: "shared" for r in roles}
+    if m == "per_role": return {r: re.sub(r"[^\w-]", "_", str(r)) for r in roles}
+    if unknown := [r for r in m if r not in roles]:
+        raise ConfigError(f"policy_map names role {unknown[0]!r}, but the env's roles are {', '.join(map(str, roles))}")
+    if missing := [r for r in roles if r not in m]:
+        raise ConfigError(f"policy_map gives no policy to role {missing[0]!r} (the env's roles: {', '.join(map(str, roles))})")
+    return m
+
 # %% ../nbs/02a_policy.ipynb #273fd03e
 @dataclass(frozen=True)
 class PolicyConfig:
@@ -135,9 +155,12 @@ class PolicyConfig:
     "normalise observations by running mean and variance"
     separate_critic: Optional[bool] = None
     "mlp: the critic gets its own network instead of sharing the actor's (None: separate for continuous actions)"
+    policy_map: str = "shared"
+    "multi-agent envs: shared (one policy, the role in the observation), per_role, or role=id,... (roles of an id share one)"
 
     def __post_init__(self):
         check_types(self)
+        parse_policy_map(self.policy_map)
         for k in ("hidden_size", "num_layers", "window", "num_heads"):
             if getattr(self, k) < 1: raise ConfigError(f"{k} must be at least 1, got {getattr(self, k)}")
         if self.hidden_size % self.num_heads:
@@ -162,6 +185,9 @@ class Policy(nn.Module):
         "Raw observations (N, *shape) -> flat, float, normalised (N, obs_dim)."
         x = torch.as_tensor(obs)
         return self.obs_norm(x.reshape(x.shape[0], -1).float())
+    def update_obs_norm(self, obs) -> None:
+        "Fold raw observations (N, *shape) into the running statistics (if `obs_norm`)."
+        if self.cfg.obs_norm: self.obs_norm.update(torch.as_tensor(obs).reshape(len(obs), -1))
 
     def encode(self, x, state): raise NotImplementedError
     def initial_state(self, n: int, device="cpu"): return None
@@ -264,8 +290,75 @@ class TransformerPolicy(Policy):
 # %% ../nbs/02a_policy.ipynb #3de52ba1
 POLICIES = {"mlp": MLPPolicy, "lstm": LSTMPolicy, "transformer": TransformerPolicy}
 
-def make_policy(obs_space, action_space, cfg: Optional[PolicyConfig] = None) -> Policy:
-    "Build the policy `cfg.policy` for these spaces."
+def make_policy(obs_space, action_space, cfg: Optional[PolicyConfig] = None, roles: Optional[list] = None):
+    """Build the policy `cfg.policy` for these spaces; for an env whose agents play `roles` (its `agent_names`), one
+    policy a policy id of `cfg.policy_map` (`RolePolicies`) unless all roles map to one."""
     cfg = cfg or PolicyConfig()
     if cfg.policy not in POLICIES: raise ConfigError(f"policy must be one of {', '.join(POLICIES)}, got {cfg.policy!r}")
+    mapping = role_map(cfg.policy_map, roles or ["agent"])
+    if len(set(mapping.values())) > 1: return RolePolicies(obs_space, action_space, cfg, list(roles), mapping)
     return POLICIES[cfg.policy](obs_space, action_space, cfg)
+
+# %% ../nbs/02a_policy.ipynb #24440ae6
+def _split(x, k: int, dim: int) -> tuple:
+    "The rows of each of `k` roles along `dim` (row i is role i % k)."
+    return x.unflatten(dim, (-1, k)).unbind(dim + 1)
+
+def _join(parts, dim: int) -> torch.Tensor:
+    "Interleave role parts back along `dim` (the inverse of `_split`)."
+    return torch.stack(parts, dim + 1).flatten(dim, dim + 1)
+
+class RolePolicies(nn.Module):
+    "One policy per policy id; row i of a batch is agent i % k of its env, and the policy its role maps to plays it."
+    def __init__(self, obs_space, action_space, cfg: PolicyConfig, roles: list, mapping: dict):
+        super().__init__()
+        ids = list(dict.fromkeys(mapping[r] for r in roles))
+        self.policies = nn.ModuleDict({i: POLICIES[cfg.policy](obs_space, action_space, cfg) for i in ids})
+        self.roles, self.route = list(roles), [mapping[r] for r in roles]
+        first = self.policies[ids[0]]
+        self.cfg, self.obs_space, self.action_space, self.obs_dim = cfg, obs_space, action_space, first.obs_dim
+        self.recurrent = first.recurrent
+
+    @property
+    def head(self):
+        "An action head to sample and score with: the heads differ in weights (used in `forward`), not in how they sample."
+        return self.policies[self.route[0]].head
+
+    def _states(self, state) -> list:
+        "`state` cut into each role's part: None, an LSTM's (h, c) (agents along dim 1) or a tensor (agents along dim 0)."
+        k = len(self.roles)
+        if state is None: return [None] * k
+        if isinstance(state, tuple): return list(zip(*[_split(s, k, 1) for s in state]))
+        return list(_split(state, k, 0))
+
+    def _unstates(self, parts: list):
+        if parts[0] is None: return None
+        if isinstance(parts[0], tuple): return tuple(_join(list(s), 1) for s in zip(*parts))
+        return _join(parts, 0)
+
+    def preprocess(self, obs) -> torch.Tensor:
+        x = torch.as_tensor(obs)
+        x = x.reshape(x.shape[0], -1).float()
+        return _join([self.policies[i].obs_norm(p) for i, p in zip(self.route, _split(x, len(self.roles), 0))], 0)
+
+    def update_obs_norm(self, obs) -> None:
+        x = torch.as_tensor(obs)
+        for i, p in zip(self.route, _split(x.reshape(x.shape[0], -1), len(self.roles), 0)): self.policies[i].update_obs_norm(p)
+
+    def forward(self, x, state=None, starts=None):
+        "As a policy's `forward`: steps (N, obs_dim), or with `starts` an LSTM's (T, B, obs_dim) sequences."
+        k, dim = len(self.roles), 0 if starts is None else 1
+        xs, states = _split(x, k, dim), self._states(state)
+        seq = [()] * k if starts is None else [(s,) for s in _split(starts, k, 1)]
+        outs = [self.policies[i](xp, sp, *st) for i, xp, sp, st in zip(self.route, xs, states, seq)]
+        return _join([o[0] for o in outs], dim), _join([o[1] for o in outs], dim), self._unstates([o[2] for o in outs])
+
+    def initial_state(self, n: int, device="cpu"): return self.policies[self.route[0]].initial_state(n, device)
+    reset_state, act = Policy.reset_state, Policy.act
+
+    def with_route(self, route: list) -> "RolePolicies":
+        "The same networks with role r played by policy `route[r]` (for a role swap at evaluation)."
+        if sorted(route) != sorted(self.route): raise ConfigError(f"a route must reorder {self.route}, got {route}")
+        other = copy.copy(self)
+        other.route = list(route)
+        return other

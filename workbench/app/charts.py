@@ -17,10 +17,11 @@ from ..runs.events import Metric
 from ..judge.code_env import CodeEnvConfig
 from ..judge.code_tasks import LEVELS
 from .session import MetricHistory, is_lm
+from ..env.make import env_roles
 
 # %% auto #0
-__all__ = ['COLORS', 'CHARTS', 'LM_CHARTS', 'chart_figure', 'chart_tail', 'lm_charts', 'chart_set', 'LiveView', 'setup_notebook',
-           'notebook_ready', 'fallback_note']
+__all__ = ['COLORS', 'CHARTS', 'LM_CHARTS', 'chart_figure', 'chart_tail', 'lm_charts', 'role_charts', 'chart_set', 'LiveView',
+           'setup_notebook', 'notebook_ready', 'fallback_note']
 
 # %% ../../nbs/07b_app.charts.ipynb #8ff59450
 COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e")
@@ -119,9 +120,20 @@ def lm_charts(algo: str = "grpo", judges: Sequence[str] = ("exec", "static")) ->
 
 LM_CHARTS = lm_charts()   # a GRPO run judged by exec and static
 
+def role_charts(roles: Sequence[str]) -> dict:
+    "A chart of each role's episode return and policy entropy, for a multi-agent run whose agents play `roles`."
+    dotted = lambda i: {"color": COLORS[i % len(COLORS)], "dash": "dot"}
+    return {"roles": (_layout("Per role", "episode return", y2title="entropy"), [
+        *[_line(f"agent/{r}/episodic_return", f"{r} return", i) for i, r in enumerate(roles)],
+        *[_line(f"agent/{r}/entropy", f"{r} entropy (right)", i, right=True, line=dotted(i)) for i, r in enumerate(roles)]])}
+
 def chart_set(config=None) -> dict:
-    "The charts of a run of `config` (a `TrainConfig` or `LMTrainConfig`, or its dict as stored): `CHARTS` or `lm_charts`."
-    if not is_lm(config): return CHARTS
+    """The charts of a run of `config` (a `TrainConfig` or `LMTrainConfig`, or its dict as stored): `CHARTS` (with a
+    chart per role for an env of several roles) or `lm_charts`."""
+    if not is_lm(config):
+        spec = None if config is None else config["env"]["env"] if isinstance(config, dict) else config.env.env
+        roles = env_roles(spec) if spec else []
+        return {**CHARTS, **role_charts(roles)} if len(roles) > 1 else CHARTS
     if isinstance(config, dict): algo, task = config["optim"]["algo"], (config.get("task") or {}).get("task", "code")
     else: algo, task = config.optim.algo, config.task.task
     try: judges = CodeEnvConfig.from_spec(task).judge_names

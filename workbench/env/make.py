@@ -21,7 +21,7 @@ pufferlib = import_pufferlib()   # from a scratch folder (see `workbench.deps`);
 
 # %% auto #0
 __all__ = ['pufferlib', 'ENV_REGISTRY', 'GYM_MAKE_OPTIONS', 'PUFFER_TIME_LIMITS', 'Backend', 'EnvEntry', 'register_env',
-           'puffer_env_names', 'gym_env_ids', 'resolve_env', 'TimeLimitFlags', 'EnvConfig', 'check_memory',
+           'puffer_env_names', 'gym_env_ids', 'resolve_env', 'TimeLimitFlags', 'EnvConfig', 'check_memory', 'env_roles',
            'agents_per_env', 'make_env', 'in_worker', 'close_at_exit', 'opened_env', 'describe_space',
            'describe_spaces', 'is_continuous']
 
@@ -178,15 +178,25 @@ def _grouping(source: str, creator, native: bool, kwargs: dict) -> tuple[int, li
     if source == "puffer":
         group, _, obs_bytes = _probe(creator, dict(kwargs, num_envs=1))
         return group, ["agent"], obs_bytes
-    if native:   # a natively vectorised env's agents are units, unless its creator says how many make one env
-        per = getattr(creator, "agents_per_env", None)
-        return (per(**kwargs) if per else 1), ["agent"], 4
+    if native:   # a natively vectorised env's agents are units, unless its creator names the roles of one env
+        names = getattr(creator, "agent_names", None)
+        names = list(names(**kwargs)) if names else ["agent"]
+        return len(names), names, 4
     return _probe(creator, kwargs)
+
+def env_roles(spec: Union[str, EnvSpec]) -> list[str]:
+    "The roles of one env of a natively vectorised `spec` whose creator names them (`agent_names`), building nothing; else []."
+    try:
+        spec = parse_spec(spec)
+        source, creator, native = resolve_env(spec)
+    except (EnvError, ConfigError): return []
+    names = getattr(creator, "agent_names", None) if native else None
+    return list(names(**spec.kwargs)) if names else []
 
 def agents_per_env(spec: Union[str, EnvSpec], **env_kwargs) -> int:
     """How many agents one env of `spec` holds: a game of a PufferLib C env, a PettingZoo env's `possible_agents`
     (each built once to see); 1 for a Gymnasium env, and for a natively vectorised env unless its creator has an
-    `agents_per_env(**options)` attribute (Plan-Path: the roles of a grid)."""
+    `agent_names(**options)` attribute, the roles of one env (Plan-Path: planner, executor)."""
     spec = parse_spec(spec)
     source, creator, native = resolve_env(spec)
     return _grouping(source, creator, native, {**spec.kwargs, **env_kwargs})[0]

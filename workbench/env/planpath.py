@@ -213,11 +213,11 @@ def _roles_text(roles) -> str: return ",".join(map(str, roles)) if isinstance(ro
 
 def make_planpath(num_envs: int = 1, buf=None, seed: int = 0, **options) -> PlanPathEnv:
     """Creator for the native env spec `planpath` (options as `PlanPathEnv`'s, e.g. `planpath?roles=solo&split=test`):
-    `num_envs` grids. `make_env` counts agents, and learns from `agents_per_env` that a grid holds one a role."""
+    `num_envs` grids. `make_env` counts agents, and learns from `agent_names` that a grid holds one a role."""
     if "roles" in options: options["roles"] = _roles_text(options["roles"])
     return PlanPathEnv(num_envs=num_envs, buf=buf, seed=seed, **options)
 
-make_planpath.agents_per_env = lambda roles="planner,executor", **_: len(ROLES.get(_roles_text(roles), ("?",)))
+make_planpath.agent_names = lambda roles="planner,executor", **_: list(ROLES.get(_roles_text(roles), ("?",)))
 make_planpath.__signature__ = inspect.signature(PlanPathEnv)
 register_env("planpath", make_planpath, "Plan-Path grids: a planner and an executor cooperate (or roles=solo)")
 

@@ -61,7 +61,7 @@ def vector_creator(creator: Callable, where: str = "env") -> Callable:
         raise EnvError(f"{where}: a creator taking num_envs builds that many agents at once, and must take buf and seed "
                        "too (PufferLib's buffers); drop num_envs to return one Gymnasium or PettingZoo env instead")
     checked = functools.partial(_checked_vector, creator, where)
-    if hasattr(creator, "agents_per_env"): checked.agents_per_env = creator.agents_per_env   # roles of a grid, say
+    if hasattr(creator, "agent_names"): checked.agent_names = creator.agent_names   # the roles of a grid, say
     return checked
 
 def _checked_vector(creator, where, *args, **kwargs):

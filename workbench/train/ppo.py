@@ -52,12 +52,19 @@ class PPOTrainer(Trainer):
         self.vecenv = vecenv or make_env(cfg.env.env, cfg.env.num_envs, cfg.env.backend, cfg.env.num_workers,
                                          seed=cfg.run.seed + 100_000 * self.rank)
         self.spaces = describe_spaces(self.vecenv)
-        self.policy = make_policy(self.vecenv.single_observation_space, self.vecenv.single_action_space,
-                                  cfg.policy).to(self.device)
+        names = self.vecenv.agent_names
+        # the agents of one env play these roles in turn; minibatches keep them together (row i is role i % k)
+        self.roles = names if len(names) == self.vecenv.env_agents else ["agent"]
+        try:
+            self.policy = make_policy(self.vecenv.single_observation_space, self.vecenv.single_action_space,
+                                      cfg.policy, roles=names).to(self.device)
+            self._check_minibatches()
+        except ConfigError: self.vecenv.close(); raise
         # Fused Adam: one kernel per step, not one per tensor (~5x faster for small nets on CPU). Not accelerate's
         # wrapper: with no gradient accumulation or fp16 loss scaling it has nothing to do, and calling torch directly
-        # halves the optimizer step's cost on small networks.
-        self.optimizer = torch.optim.Adam(self.policy.parameters(), lr=cfg.ppo.learning_rate, eps=1e-5, fused=True)
+        # halves the optimizer step's cost on small networks. Per-role policies get a parameter group each (their own
+        # Adam, as Adam's state is per parameter), each with its own gradient-norm clip.
+        self.optimizer = torch.optim.Adam(self._param_groups(), lr=cfg.ppo.learning_rate, eps=1e-5, fused=True)
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, self._lr_factor)
         # For the update's forward pass only (DDP across processes, compiled if asked); all else uses `self.policy`.
         self._train_model = self.accelerator.prepare(torch.compile(self.policy) if cfg.run.compile else self.policy)
@@ -103,7 +110,7 @@ class PPOTrainer(Trainer):
         for t in range(T):
             t0 = time.perf_counter()
             raw = torch.from_numpy(self.next_obs)
-            if policy.cfg.obs_norm: policy.obs_norm.update(raw.reshape(raw.shape[0], -1))
+            policy.update_obs_norm(raw)
             x = policy.preprocess(raw).to(self.device, non_blocking=True)
             b.obs[t], b.starts[t] = x, self.next_start
             if b.states is not None: b.states[t] = self.state
@@ -154,23 +161,26 @@ class PPOTrainer(Trainer):
         data = {"obs": b.obs, "actions": b.actions, "logprobs": b.logprobs, "advantages": b.advantages,
                 "returns": b.returns, "values": b.values}
         if b.states is not None: data["states"] = b.states
-        if recurrent: data["starts"] = b.starts   # minibatches of whole env sequences
-        else: data = {k: v.reshape(-1, *v.shape[2:]) for k, v in data.items()}   # minibatches of single steps
-        units = self.cfg.env.num_envs * (1 if recurrent else ppo.num_steps)
+        # A unit is an env's k agents (k roles; 1 for single-agent envs): over a step, or a whole sequence (recurrent).
+        k = len(self.roles)
+        if recurrent: data["starts"] = b.starts; data = {n: v.unflatten(1, (-1, k)) for n, v in data.items()}
+        else: data = {n: v.reshape(-1, k, *v.shape[2:]) for n, v in data.items()}
+        units = self.cfg.env.num_envs // k * (1 if recurrent else ppo.num_steps)
         per_mb = units // ppo.num_minibatches
-        totals, count, epochs = torch.zeros(len(PPOStats._fields), device=self.device), 0, 0
+        totals, count, epochs = torch.zeros(len(PPOStats._fields) + (k if k > 1 else 0), device=self.device), 0, 0
         self._train_model.train()
         for epoch in range(ppo.update_epochs):
             perm = torch.randperm(units, device=self.device)
             for start in range(0, units, per_mb):
                 idx = perm[start:start + per_mb]
-                mb = {k: v[:, idx] if recurrent else v[idx] for k, v in data.items()}
-                if recurrent: mb["state"] = tuple(s[:, idx] for s in b.initial_state)
+                mb = {n: v[:, idx].flatten(1, 2) if recurrent else v[idx].flatten(0, 1) for n, v in data.items()}
+                if recurrent: mb["state"] = tuple(s.unflatten(1, (-1, k))[:, idx].flatten(1, 2) for s in b.initial_state)
                 loss, stats = self._minibatch_loss(mb)
                 self.optimizer.zero_grad(set_to_none=True)
                 self.accelerator.backward(loss)
                 if ppo.max_grad_norm > 0:
-                    torch.nn.utils.clip_grad_norm_(self.optimizer.param_groups[0]["params"], ppo.max_grad_norm, foreach=True)
+                    for group in self.optimizer.param_groups:
+                        torch.nn.utils.clip_grad_norm_(group["params"], ppo.max_grad_norm, foreach=True)
                 self.optimizer.step()
                 totals += torch.stack(stats); count += 1
             epochs += 1
@@ -180,7 +190,8 @@ class PPOTrainer(Trainer):
         finite = torch.stack([p.isfinite().all() for p in self.policy.parameters()]).all().float()
         *means, explained, finite = torch.cat([totals / count, explained[None], finite[None]]).tolist()   # one host sync
         self.diverged = not (finite and all(math.isfinite(m) for m in means))
-        keys = Metric.POLICY_LOSS, Metric.VALUE_LOSS, Metric.ENTROPY, Metric.APPROX_KL, Metric.CLIPFRAC  # as in PPOStats
+        keys = [Metric.POLICY_LOSS, Metric.VALUE_LOSS, Metric.ENTROPY, Metric.APPROX_KL, Metric.CLIPFRAC]  # as in PPOStats
+        if k > 1: keys += [f"agent/{name}/entropy" for name in self.roles]   # then each role's, as `_minibatch_loss` adds
         return {**dict(zip(keys, means)), "losses/explained_variance": explained, "losses/epochs": epochs}
 
     def _minibatch_loss(self, mb: dict) -> tuple[torch.Tensor, PPOStats]:
@@ -190,8 +201,11 @@ class PPOTrainer(Trainer):
             else: params, new_value, _ = self._train_model(mb["obs"], mb.get("states"))
         new_logprob, entropy = self.policy.head.log_prob_entropy(params.float(), mb["actions"])
         ppo = self.cfg.ppo
-        return ppo_loss(new_logprob, entropy, new_value.float(), mb["logprobs"], mb["values"], mb["advantages"],
-                        mb["returns"], ppo.clip_coef, ppo.ent_coef, ppo.vf_coef, ppo.norm_adv, ppo.clip_vloss)
+        loss, stats = ppo_loss(new_logprob, entropy, new_value.float(), mb["logprobs"], mb["values"], mb["advantages"],
+                               mb["returns"], ppo.clip_coef, ppo.ent_coef, ppo.vf_coef, ppo.norm_adv, ppo.clip_vloss)
+        if len(self.roles) == 1: return loss, stats
+        per_role = entropy.detach().unflatten(-1, (-1, len(self.roles))).flatten(0, -2).mean(0)   # each role's entropy
+        return loss, (*stats, *per_role)
 
     # ---- bookkeeping around the loop (the rest is `Trainer`'s)
     def _emit_update(self, stats: dict, t0: float, t1: float, t2: float) -> None:
@@ -265,6 +279,20 @@ class PPOTrainer(Trainer):
         return result
 
     # ---- set-up, called by __init__
+    def _param_groups(self) -> list:
+        "One parameter group of the policy, or one a policy of per-role policies (named by its policy id)."
+        nets = getattr(self.policy, "policies", None)
+        if nets is None: return [{"params": list(self.policy.parameters())}]
+        return [{"params": list(p.parameters()), "name": pid} for pid, p in nets.items()]
+
+    def _check_minibatches(self):
+        "Refuse minibatches smaller than one unit (an env's agents over a step; for recurrent policies, over a rollout)."
+        ppo, k = self.cfg.ppo, len(self.roles)
+        units = self.cfg.env.num_envs // k * (1 if self.policy.recurrent else ppo.num_steps)
+        if units < ppo.num_minibatches:
+            raise ConfigError(f"num_minibatches {ppo.num_minibatches} is more than the {units} units a rollout has "
+                              f"({'envs' if self.policy.recurrent else 'env steps'} of {k} agents): use at most {units}")
+
     def _lr_factor(self, update: int) -> float:
         return 1.0 - update / self.cfg.num_updates if self.cfg.ppo.anneal_lr else 1.0
 
