@@ -117,7 +117,7 @@ class RunningNorm(nn.Module):
         if not self.enabled: return x
         return ((x - self.mean) / (self.var + self.eps).sqrt()).clamp(-self.clip, self.clip)
 
-# %% ../nbs/02a_policy.ipynb #eb7882a7
+# %% ../nbs/02a_policy.ipynb #14b0a6de
 def parse_policy_map(text: str):
     "`shared` or `per_role` as themselves, `role=id,role=id` as a dict (ids: letters, digits, '_' and '-')."
     if text in ("shared", "per_role"): return text
@@ -299,7 +299,7 @@ def make_policy(obs_space, action_space, cfg: Optional[PolicyConfig] = None, rol
     if len(set(mapping.values())) > 1: return RolePolicies(obs_space, action_space, cfg, list(roles), mapping)
     return POLICIES[cfg.policy](obs_space, action_space, cfg)
 
-# %% ../nbs/02a_policy.ipynb #24440ae6
+# %% ../nbs/02a_policy.ipynb #882b7033
 def _split(x, k: int, dim: int) -> tuple:
     "The rows of each of `k` roles along `dim` (row i is role i % k)."
     return x.unflatten(dim, (-1, k)).unbind(dim + 1)
