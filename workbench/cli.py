@@ -121,9 +121,13 @@ def cmd_eval(args) -> int:
     if args.episodes is not None and args.episodes < 1: return fail(f"--episodes must be at least 1, got {args.episodes}")
     device = resolve_device(args.device)
     from workbench.train.checkpoint import find_checkpoint, load_checkpoint
-    if load_checkpoint(lm := find_checkpoint(args.checkpoint, args.pick)).get("kind") == "lm":   # a code agent
+    kind = load_checkpoint(lm := find_checkpoint(args.checkpoint, args.pick)).get("kind")
+    if kind == "lm":   # a code agent
         from workbench.train.commands import eval_lm
         return eval_lm(args, lm)
+    if kind == "team":   # a team of token agents
+        from workbench.train.commands import eval_team
+        return eval_team(args, lm)
     args.episodes = args.episodes or 100
     torch.set_num_threads(1)
     policy, cfg, spec, path = load_policy(args.checkpoint, args.env, device, pick=args.pick)
@@ -322,7 +326,8 @@ def make_parser(argv: Optional[list[str]] = None) -> Parser:
     t.set_defaults(func=cmd_train)
     e = sub.add_parser("eval", help="evaluate a checkpoint", description="Evaluate a checkpoint on fresh episodes.")
     e.add_argument("checkpoint", help="checkpoint file or run folder")
-    e.add_argument("--episodes", type=int, help="episodes per mode (default: 100); a code agent's tasks per level (50)")
+    e.add_argument("--episodes", type=int, help="episodes per mode (default: 100); a code agent's tasks per level (50); "
+                   "a token team's grids (200)")
     e.add_argument("--samples", type=int, default=1, help="code agents: samples a task (1: greedy pass@1; n: pass@k, k<=n)")
     e.add_argument("--turns", type=int, default=1, help="code agents: also attempts with feedback against pass@turns")
     e.add_argument("--temperature", type=float, default=0.8, help="code agents: sampling temperature (default: 0.8)")
@@ -332,9 +337,9 @@ def make_parser(argv: Optional[list[str]] = None) -> Parser:
     e.add_argument("--seed", type=int, default=12345, help="evaluation seed (default: 12345)")
     e.add_argument("--device", default="cpu", help="auto, cpu or cuda (default: cpu)")
     e.add_argument("--split", choices=["train", "val", "test"],
-                   help="trading: the dated split; code agents: val or test (default: test)")
+                   help="trading: the dated split; code agents, planpath and token teams: val or test (default: test)")
     e.add_argument("--swap-roles", action="store_true",
-                   help="multi-agent runs with a policy per role: play each role with the next role's policy")
+                   help="multi-agent runs (PPO, token teams) with a policy per role: play each role with the next role's policy")
     e.add_argument("--json", action="store_true", help="print the result as one JSON line")
     e.set_defaults(func=cmd_eval)
     x = sub.add_parser("export", help="export a checkpoint's policy to ONNX",

@@ -20,8 +20,8 @@ from .session import MetricHistory, is_lm
 from ..env.make import env_roles
 
 # %% auto #0
-__all__ = ['COLORS', 'CHARTS', 'LM_CHARTS', 'chart_figure', 'chart_tail', 'lm_charts', 'role_charts', 'chart_set', 'LiveView',
-           'setup_notebook', 'notebook_ready', 'fallback_note']
+__all__ = ['COLORS', 'CHARTS', 'LM_CHARTS', 'chart_figure', 'chart_tail', 'lm_charts', 'role_charts', 'team_charts', 'chart_set',
+           'LiveView', 'setup_notebook', 'notebook_ready', 'fallback_note']
 
 # %% ../../nbs/07b_app.charts.ipynb #8ff59450
 COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e")
@@ -127,9 +127,26 @@ def role_charts(roles: Sequence[str]) -> dict:
         *[_line(f"agent/{r}/episodic_return", f"{r} return", i) for i, r in enumerate(roles)],
         *[_line(f"agent/{r}/entropy", f"{r} entropy (right)", i, right=True, line=dotted(i)) for i, r in enumerate(roles)]])}
 
+def team_charts(roles: Sequence[str] = ("planner", "executor")) -> dict:
+    "The chart set of a team of token agents (`train.team`): success, each role's reward and local reward, losses, speed."
+    rate = _layout("Team success", "success rate")
+    rate["yaxis"]["range"] = [-0.03, 1.03]
+    dotted = lambda i: {"color": COLORS[i % len(COLORS)], "dash": "dot"}
+    return {"success": (rate, [_line("charts/success", "train (sampled)", 0), _marker(Metric.EVAL_RETURN, "val (greedy)", 1)]),
+            "roles": (_layout("Per role", "reward"), [
+                *[_line(f"agent/{r}/reward", f"{r} reward", i) for i, r in enumerate(roles)],
+                *[_line(f"agent/{r}/local", f"{r} local", i, line=dotted(i)) for i, r in enumerate(roles)]]),
+            "loss": (_layout("Loss", "loss"), [_line("losses/grpo_loss", "GRPO", 0), _line("losses/sft_loss", "SFT", 1)]),
+            "throughput": (_layout("Throughput", "tokens per second"), [_line("perf/tokens_per_s", "tokens/s", 0)]),
+            "lr": CHARTS["lr"]}
+
 def chart_set(config=None) -> dict:
-    """The charts of a run of `config` (a `TrainConfig` or `LMTrainConfig`, or its dict as stored): `CHARTS` (with a
-    chart per role for an env of several roles) or `lm_charts`."""
+    """The charts of a run of `config` (a `TrainConfig`, `LMTrainConfig` or `TeamTrainConfig`, or its dict as stored):
+    `CHARTS` (with a chart per role for an env of several roles), `lm_charts` or `team_charts`."""
+    team = config.get("team") if isinstance(config, dict) else getattr(config, "team", None)
+    if team is not None:
+        roles = team["roles"] if isinstance(team, dict) else team.roles
+        return team_charts([r.strip() for r in roles.split(",")])
     if not is_lm(config):
         spec = None if config is None else config["env"]["env"] if isinstance(config, dict) else config.env.env
         roles = env_roles(spec) if spec else []

@@ -16,7 +16,7 @@ from .make import register_env   # imports PufferLib the safe way
 
 # %% auto #0
 __all__ = ['FAR', 'MOVES', 'MOVE_NAMES', 'SPLITS', 'ROLES', 'distance_maps', 'random_grids', 'parse_map', 'PlanPathEnv',
-           'make_planpath', 'grid_prompt', 'parse_moves', 'play_moves', 'parallel_env']
+           'make_planpath', 'grid_prompt', 'parse_moves', 'play_moves', 'shortest_moves', 'parallel_env']
 
 # %% ../../nbs/01d_env.planpath.ipynb #ba713ac5
 FAR = 1_000_000                                            # the distance of a wall or of a cell cut off from the goal
@@ -239,18 +239,31 @@ def parse_moves(text: str) -> list:
 
 def play_moves(walls: np.ndarray, start, goal, moves: list, max_moves: int = 64, r_step: float = -0.01,
                r_invalid: float = -0.1, r_goal: float = 1.0, r_opt: float = 0.5, r_fail: float = -1.0) -> dict:
-    "Play `moves` from `start` with the env's team reward: success, moves played, ratio to the shortest path, return."
+    """Play `moves` from `start` with the env's team reward: success, moves played, ratio to the shortest path, return,
+    the cell it ended on and the moves into walls or off the grid."""
     S, d = len(walls), distance_maps(walls[None], np.asarray(goal)[None])[0]
-    pos, ret, played, shortest = tuple(start), 0.0, 0, int(d[tuple(start)])
+    pos, ret, played, invalid, shortest = tuple(int(v) for v in start), 0.0, 0, 0, int(d[tuple(start)])
     for m in moves[:max_moves]:
         r, c = pos[0] + MOVES[m][0], pos[1] + MOVES[m][1]
         valid = 0 <= r < S and 0 <= c < S and not walls[r, c]
         ret += r_step + (0 if valid else r_invalid)
-        pos, played = ((r, c) if valid else pos), played + 1
+        pos, played, invalid = ((int(r), int(c)) if valid else pos), played + 1, invalid + (not valid)
         if pos == tuple(goal):
             ret += r_goal + (r_opt if played == shortest else 0.0)
-            return {"success": 1.0, "moves": played, "path_ratio": played / shortest, "return": ret}
-    return {"success": 0.0, "moves": played, "path_ratio": None, "return": ret + r_fail}
+            return {"success": 1.0, "moves": played, "path_ratio": played / shortest, "return": ret, "end": pos,
+                    "invalid": invalid}
+    return {"success": 0.0, "moves": played, "path_ratio": None, "return": ret + r_fail, "end": pos, "invalid": invalid}
+
+def shortest_moves(walls: np.ndarray, start, goal) -> list:
+    "A shortest path's moves from `start` to `goal` (down the distance map; the first move that gets closer, in U D L R order)."
+    S, d = len(walls), distance_maps(walls[None], np.asarray(goal)[None])[0]
+    pos, out = tuple(int(v) for v in start), []
+    if d[pos] >= FAR: raise EnvError(f"planpath: the goal {tuple(goal)} cannot be reached from {pos}")
+    while d[pos] > 0:
+        m = next(m for m, (dr, dc) in enumerate(MOVES) if 0 <= pos[0] + dr < S and 0 <= pos[1] + dc < S
+                 and d[pos[0] + dr, pos[1] + dc] == d[pos] - 1)
+        out.append(m); pos = (pos[0] + MOVES[m][0], pos[1] + MOVES[m][1])
+    return out
 
 # %% ../../nbs/01d_env.planpath.ipynb #2208a08b
 def parallel_env(**options):

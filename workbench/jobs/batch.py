@@ -178,8 +178,10 @@ def _curves_figure(batch: dict, states: dict):
     return fig
 
 def _seed_table(batch: dict, states: dict) -> str:
-    "Mean ± sample standard deviation of each final score over seeds, per parameter set; '' when the grid does not vary seed."
+    """Mean ± sample standard deviation (and Student's t 95% interval of the mean) of each final score over seeds, per
+    parameter set; '' when the grid does not vary seed."""
     import statistics
+    from scipy.stats import t as t_dist
     if "seed" not in batch["grid"]: return ""
     others = [k for k in batch["grid"] if k != "seed"]
     groups = {}
@@ -198,12 +200,16 @@ def _seed_table(batch: dict, states: dict) -> str:
         for k in scores:
             xs = [r[k] for r in results if k in r]
             m = statistics.fmean(xs) if xs else None
-            spread = f" ± {fmt_number(statistics.stdev(xs))}" if len(xs) > 1 else ""
+            spread = ""
+            if len(xs) > 1:   # Student's t interval of the mean over seeds
+                sd = statistics.stdev(xs); half = t_dist.ppf(0.975, len(xs) - 1) * sd / len(xs) ** 0.5
+                spread = f" ± {fmt_number(sd)} (95% CI {fmt_number(m - half)} to {fmt_number(m + half)})"
             cells.append(f"{fmt_number(m)}{spread}" if xs else "")
             sort.append(m)
         rows.append(cells); keys.append(sort)
     return ("<h2>Over seeds</h2><p>Per parameter set: the mean of each final score over its seeds ± the sample standard "
-            "deviation over those seeds (n − 1; a single seed shows its value alone). Interval bounds recorded by each job "
+            "deviation over those seeds (n − 1; a single seed shows its value alone), and the 95% confidence interval of "
+            "the mean (Student's t with n − 1 degrees of freedom: wide for few seeds). Interval bounds recorded by each job "
             "(over its own evaluation episodes) are not averaged: see each job's in Final scores.</p>"
             + sortable_table([*others, "seeds", *[f"{k} (mean ± sd over seeds)" for k in scores]], rows, keys))
 

@@ -54,7 +54,7 @@ def load_checkpoint(path: Union[str, Path], map_location="cpu") -> dict:
         raise CheckpointError(f"checkpoint {path} is corrupt or not a workbench checkpoint ({first[:120]})") from None
     if not isinstance(state, dict) or state.get("format") != FORMAT:
         raise CheckpointError(f"checkpoint {path} is not a workbench checkpoint (no '{FORMAT}' marker)")
-    for section, values in LEGACY_DEFAULTS.items() if state.get("kind") != "lm" else ():   # PPO settings added later:
+    for section, values in LEGACY_DEFAULTS.items() if state.get("kind") not in ("lm", "team") else ():   # PPO's, added later:
         for k, v in values.items(): state.setdefault("config", {}).setdefault(section, {}).setdefault(k, v)  # the old way
     return state
 

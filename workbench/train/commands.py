@@ -9,7 +9,7 @@ import dataclasses, json, sys
 from typing import Optional
 
 # %% auto #0
-__all__ = ['LM_ALGOS', 'is_lm_train', 'make_lm_parser', 'build_lm_config', 'main_train_lm', 'eval_lm']
+__all__ = ['LM_ALGOS', 'is_lm_train', 'make_lm_parser', 'build_lm_config', 'main_train_lm', 'eval_lm', 'eval_team']
 
 # %% ../../nbs/05j_train.commands.ipynb #b51a2d17
 LM_ALGOS = ("sft", "grpo")
@@ -21,49 +21,64 @@ def _flag(argv: list, name: str) -> Optional[str]:
     return None
 
 def is_lm_train(argv: list) -> bool:
-    "Whether `workbench train ARGV` trains a language-model agent: `--algo sft|grpo`, or `--resume` of such a run."
+    """Whether `workbench train ARGV` trains language-model agents: `--algo sft|grpo`, a team of them (`--team`), or
+    `--resume` of such a run."""
+    if "--team" in argv: return True
     algo = _flag(argv, "--algo")
     if algo is not None: return algo in LM_ALGOS
     resume = _flag(argv, "--resume")
     if resume is None: return False
     from workbench.train.checkpoint import find_checkpoint, load_checkpoint
-    try: return load_checkpoint(find_checkpoint(resume)).get("kind") == "lm"
+    try: return load_checkpoint(find_checkpoint(resume)).get("kind") in ("lm", "team")
     except CheckpointError: return False   # the PPO path reports it
 
-def make_lm_parser() -> Parser:
-    "`workbench train --algo sft|grpo`'s flags."
+def _config_class(team: bool):
+    "The settings of a code agent's run (`LMTrainConfig`) or a team's (`TeamTrainConfig`)."
+    if team:
+        from workbench.train.team import TeamTrainConfig
+        return TeamTrainConfig
+    from workbench.train.lm import LMTrainConfig
+    return LMTrainConfig
+
+def make_lm_parser(team: bool = False) -> Parser:
+    "`workbench train --algo sft|grpo`'s flags (with `team`, `workbench train --team`'s: a team of them on Plan-Path)."
     from workbench.train.config import add_section_flags
-    from workbench.train.lm import LM_SECTIONS
-    p = Parser(prog="workbench train", description="Train (or resume) a language-model agent on code tasks: "
+    p = Parser(prog="workbench train", description="Train (or resume) a team of language-model agents on Plan-Path grids "
+               "(--team): --algo sft on shortest paths, --algo grpo from the team's rewards." if team else
+               "Train (or resume) a language-model agent on code tasks: "
                "--algo sft learns reference solutions, --algo grpo learns from the judges.")
+    p.add_argument("--team", action="store_true", help="a team of token agents on Plan-Path (planner and executor, or solo)")
     p.add_argument("--config", help="TOML or YAML file of settings (flags override it)")
     p.add_argument("--resume", metavar="RUN_DIR_OR_CHECKPOINT", help="continue a run from its newest checkpoint (or this one)")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON line")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-    add_section_flags(p, LM_SECTIONS)
+    add_section_flags(p, _config_class(team).SECTIONS)
     return p
 
-def build_lm_config(args, base: Optional[dict] = None):
-    "Defaults < `base` (a resumed run's config) < `--config FILE` < flags -> a validated `LMTrainConfig`."
-    from workbench.train.lm import LM_SECTIONS, LMTrainConfig
-    keys = {f.name for cls in LM_SECTIONS.values() for f in dataclasses.fields(cls)}
-    given = LMTrainConfig.flatten(load_config_file(args.config)) if args.config else {}
+def build_lm_config(args, base: Optional[dict] = None, team: bool = False):
+    "Defaults < `base` (a resumed run's config) < `--config FILE` < flags -> a validated `LMTrainConfig` (`TeamTrainConfig`)."
+    kind = _config_class(team)
+    keys = {f.name for cls in kind.SECTIONS.values() for f in dataclasses.fields(cls)}
+    given = kind.flatten(load_config_file(args.config)) if args.config else {}
     given.update({k: v for k, v in vars(args).items() if k in keys})
-    merged = {**(LMTrainConfig.from_dict(base).flat() if base else {}), **given}
-    return LMTrainConfig.from_dict(merged, where=f"config (from {args.config} or flags)" if args.config else "config")
+    merged = {**(kind.from_dict(base).flat() if base else {}), **given}
+    return kind.from_dict(merged, where=f"config (from {args.config} or flags)" if args.config else "config")
 
 def main_train_lm(argv: list) -> int:
     "Train (or resume) a language-model agent; a progress bar, then a summary (one JSON line with --json)."
-    args = make_lm_parser().parse_args(argv)
     from workbench.train.checkpoint import find_checkpoint, load_checkpoint
     from workbench.train.runner import new_trainer, train_run
     from workbench.runs.sinks import ProgressSink, WandbSink
-    state, run_dir, path = None, None, None          # 1. everything checked before anything is written
-    if args.resume:
-        path = find_checkpoint(args.resume); state = load_checkpoint(path)
-        if state.get("kind") != "lm": raise CheckpointError(f"{path} is a PPO checkpoint: resume it without --algo")
+    state, run_dir, path, team = None, None, None, "--team" in argv   # 1. everything checked before anything is written
+    resume = _flag(argv, "--resume")
+    if resume:
+        path = find_checkpoint(resume); state = load_checkpoint(path)
+        if state.get("kind") not in ("lm", "team"): raise CheckpointError(f"{path} is a PPO checkpoint: resume it without --algo")
+        if team and state["kind"] != "team": raise CheckpointError(f"{path} is a code agent's checkpoint, not a team's")
+        team = state["kind"] == "team"
         run_dir = path.parent.parent if path.parent.name == "checkpoints" else path.parent
-    cfg = build_lm_config(args, base=state["config"] if state else None)
+    args = make_lm_parser(team).parse_args(argv)
+    cfg = build_lm_config(args, base=state["config"] if state else None, team=team)
     trainer = new_trainer(cfg, resume=state, run_dir=run_dir)   # builds the model and the task source
 
     def sinks(t):                                    # 2. record and train
@@ -73,8 +88,8 @@ def main_train_lm(argv: list) -> int:
     if run_id is None: return 0
     if args.json: print(json.dumps(summary))
     else:
-        print(f"run {run_id} {summary['status']} at step {summary['global_step']:,}; held-out val pass@1 "
-              f"{summary['pass_rate']}")
+        score = f"val team success {summary['success']}" if team else f"held-out val pass@1 {summary['pass_rate']}"
+        print(f"run {run_id} {summary['status']} at step {summary['global_step']:,}; {score}")
         print(f"run folder: {trainer.run_dir}")
     if summary["status"] == "diverged":
         print(f"workbench: run {run_id} diverged: {summary['error']}", file=sys.stderr)
@@ -113,4 +128,33 @@ def eval_lm(args, path) -> int:
         mt, ind = result["multi_turn"]["overall"], result["independent"]["overall"]
         print(f"{args.turns} attempts: with feedback {mt['pass@1']:.3f} {mt['ci95']}, "
               f"independent {ind[f'pass@{args.turns}']:.3f} {ind[f'ci95@{args.turns}']}")
+    return 0
+
+def eval_team(args, path) -> int:
+    """`workbench eval` of a team checkpoint: team success (95% interval) and path ratio on held-out grids, greedy and
+    sampled; `--swap-roles` plays each role with the other role's model."""
+    from workbench.train.checkpoint import load_checkpoint
+    from workbench.train.team import TeamTrainConfig, TeamTrainer, evaluate_team, held_out_grids
+    import torch
+    state = load_checkpoint(path)
+    cfg = TeamTrainConfig.from_dict(state["config"]).replace(device=args.device, init=None)
+    trainer = TeamTrainer(cfg, resume=state)
+    policies, t = trainer.policies, cfg.team
+    if args.swap_roles:
+        if len(trainer.models) < 2: raise CheckpointError(f"--swap-roles needs a model per role, not {t.policy_map!r}")
+        policies = {"planner": trainer.policies["executor"], "executor": trainer.policies["planner"]}
+    split = args.split or "test"
+    if split == "train": raise CheckpointError("a team is evaluated on held-out grids: --split val or test")
+    grids = held_out_grids(split, min(args.episodes or 200, 1000), t.size, t.walls)
+    torch.manual_seed(args.seed)
+    result = {"checkpoint": str(path), "split": split, "roles": t.roles, "policy_map": t.policy_map, "swapped": args.swap_roles}
+    for mode, temp in (("greedy", 0.0), ("sampled", args.temperature)):
+        r = evaluate_team(policies, grids, trainer.roles, t.rounds, temp, cfg.grpo.max_new_tokens)
+        result[mode] = {k: v for k, v in r.items() if k != "solved"}
+    if args.json: print(json.dumps(result)); return 0
+    for mode in ("greedy", "sampled"):
+        r = result[mode]
+        ratio = f"{r['path_ratio']:.2f}" if r["path_ratio"] else "-"
+        print(f"{mode:>10}: team success {r['success']:.3f} (95% CI {r['ci95'][0]:.3f} to {r['ci95'][1]:.3f}) over "
+              f"{r['grids']} {split} grids; moves over the shortest path {ratio}")
     return 0

@@ -120,6 +120,7 @@ class Sections:
     sections: read flat or nested, written nested, changed by flat key. `TrainConfig` (PPO) and the language-model
     trainers' `LMTrainConfig` are both made this way."""
     SECTIONS: ClassVar[dict] = {}
+    DEFAULTS: ClassVar[dict] = {}   # flat keys whose defaults here differ from their section's
 
     def to_dict(self) -> dict:
         "Nested plain dict (JSON-able): the form saved in checkpoints and the run store."
@@ -142,7 +143,7 @@ class Sections:
     def from_dict(cls, data: dict, where: str = "config"):
         "Build from a flat dict, or a nested one with a dict per section."
         if not isinstance(data, dict): raise ConfigError(f"{where} must be a mapping of settings, got {type(data).__name__}")
-        flat = cls.flatten(data)
+        flat = {**cls.DEFAULTS, **cls.flatten(data)}
         owner = {f.name: s for s, c in cls.SECTIONS.items() for f in dataclasses.fields(c)}
         unknown = sorted(k for k in flat if k not in owner)
         if unknown:

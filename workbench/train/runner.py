@@ -17,6 +17,7 @@ from .ppo import PPOTrainer
 from .lm import LMTrainConfig
 from .sft import SFTTrainer
 from .grpo import GRPOTrainer
+from .team import TeamTrainConfig, TeamTrainer
 
 # %% auto #0
 __all__ = ['default_run_name', 'run_labels', 'new_trainer', 'open_run', 'finish_run', 'record_run', 'fit_run', 'train_run']
@@ -24,23 +25,29 @@ __all__ = ['default_run_name', 'run_labels', 'new_trainer', 'open_run', 'finish_
 # %% ../../nbs/05i_train.runner.ipynb #199c72bd
 def default_run_name(cfg: Union[TrainConfig, LMTrainConfig]) -> str:
     "<env>-<policy>-s<seed>, e.g. CartPole-v1-mlp-s1 (the env's options left out); code-<algo>-<model>-s<seed> for an LM run."
-    if isinstance(cfg, LMTrainConfig): return cfg.run_name()
+    if isinstance(cfg, (LMTrainConfig, TeamTrainConfig)): return cfg.run_name()
     return f"{parse_spec(cfg.env.env).name}-{cfg.policy.policy}-s{cfg.run.seed}"
 
 def run_labels(cfg: Union[TrainConfig, LMTrainConfig]) -> dict:
     "What the store lists a run under: its env (the task spec of an LM run) and policy (the model)."
     if isinstance(cfg, LMTrainConfig): return {"env": cfg.task.task, "policy": cfg.model.model}
+    if isinstance(cfg, TeamTrainConfig):
+        t = cfg.team
+        return {"env": f"planpath-text?roles={t.roles}&alpha={t.alpha}&size={t.size}",
+                "policy": f"{cfg.model.model} {t.policy_map}"}
     return {"env": cfg.env.env, "policy": cfg.policy.policy}
 
 def new_trainer(cfg: Union[TrainConfig, LMTrainConfig], resume: Optional[dict] = None,
                 run_dir: Optional[Union[str, Path]] = None) -> Union[PPOTrainer, SFTTrainer, GRPOTrainer]:
     """A trainer for a new run of `cfg` in `runs_dir/<new id>`, or, given a checkpoint's state `resume`, for
     the run it came from (in `run_dir`, the folder that holds its checkpoints). Builds the env: a bad spec fails here.
-    A language-model config (`LMTrainConfig`) gets its algorithm's trainer, SFT or GRPO."""
+    A language-model config (`LMTrainConfig`) gets its algorithm's trainer, SFT or GRPO; a team's (`TeamTrainConfig`),
+    a `TeamTrainer`."""
     if resume is None: run_dir = run_dir or Path(cfg.run.runs_dir) / new_run_id(cfg.run.name or default_run_name(cfg))
     elif run_dir is None: raise ValueError("resuming needs the run's folder")
     if isinstance(cfg, LMTrainConfig):
         return (SFTTrainer if cfg.optim.algo == "sft" else GRPOTrainer)(cfg, run_dir, resume=resume)
+    if isinstance(cfg, TeamTrainConfig): return TeamTrainer(cfg, run_dir, resume=resume)
     return PPOTrainer(cfg, run_dir=run_dir, resume=resume)
 
 

@@ -1,0 +1,65 @@
+"""Teams of token agents on Plan-Path through the shell: `workbench train --team` (SFT, then GRPO with a model a
+role), resumed from its checkpoint, evaluated with roles swapped; bad settings refused in one line; the experiment
+notebook's token cell as a job."""
+
+import json
+
+from conftest import ROOT, last_json, workbench
+
+SMALL = ["--hidden", "32", "--layers", "1", "--heads", "2", "--ffn", "64", "--vocab", "256", "--corpus-tasks", "50",
+         "--size", "4", "--eval-grids", "8", "--device", "cpu"]  # fmt: skip
+
+
+def test_team_sft_grpo_resume_and_swap(tmp_path):
+    runs = tmp_path / "runs"
+    r = workbench("train", "--team", "--algo", "sft", "--updates", "3", "--batch-size", "4", *SMALL, "--runs-dir", runs,
+                  "--quiet", "--json")  # fmt: skip
+    assert r.returncode == 0, r.stderr[-2000:]
+    sft = last_json(r.stdout)["run_dir"]
+    r = workbench("train", "--team", "--algo", "grpo", "--init", sft, "--policy-map", "per_role", "--grouping", "agent",
+                  "--rounds", "2", "--updates", "2", "--batch-size", "2", "--group-size", "2", "--checkpoint-every", "1",
+                  *SMALL, "--runs-dir", runs, "--quiet", "--json")  # fmt: skip
+    assert r.returncode == 0, r.stderr[-2000:]
+    run = last_json(r.stdout)["run_dir"]
+    r = workbench("train", "--resume", run, "--updates", "3", "--quiet", "--json")
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert last_json(r.stdout)["global_step"] == 3
+    plain, swapped = (last_json(workbench("eval", run, "--episodes", "8", "--json", *extra).stdout)
+                      for extra in ((), ("--swap-roles",)))  # fmt: skip
+    assert not plain["swapped"] and swapped["swapped"] and plain["policy_map"] == "per_role"
+    for mode in ("greedy", "sampled"):
+        assert 0 <= swapped[mode]["success"] <= 1 and swapped[mode]["grids"] == 8
+    r = workbench("eval", sft, "--swap-roles", "--episodes", "4")
+    assert r.returncode == 2 and "--swap-roles needs a model per role" in r.stderr
+
+
+def test_team_bad_settings_are_one_line(tmp_path):
+    for flags, says in [
+        (["--alpha", "1.5"], "alpha must be in [0, 1], got 1.5"),
+        (
+            ["--policy-map", "planner=a,coder=b"],
+            "policy_map names role 'coder', but the env's roles are planner, executor",
+        ),
+        (["--grouping", "role"], "grouping"),
+        (["--roles", "coder,tester"], "a team is planner,executor or solo"),
+        (["--rounds", "0"], "rounds must be at least 1"),
+    ]:
+        r = workbench("train", "--team", *flags, "--runs-dir", tmp_path / "runs")
+        assert r.returncode == 2, (flags, r.stderr)
+        assert says in r.stderr and len(r.stderr.strip().splitlines()) == 1, (flags, r.stderr)
+    assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
+
+
+def test_token_team_notebook_as_a_job(tmp_path):
+    "nbs/experiments/multi_agent.ipynb with agents=token at smoke size: SFT, GRPO with a model a role, roles swapped."
+    nb = ROOT / "nbs" / "experiments" / "multi_agent.ipynb"
+    params = {"agents": "token", "policy_map": "per_role", "rounds": 2, "grouping": "turn", "sft_updates": 3, "grpo_updates": 2,
+              "tasks_per_step": 2, "group_size": 2, "test_grids": 8, "runs_dir": tmp_path / "runs"}  # fmt: skip
+    args = [a for k, v in params.items() for a in ("-p", k, str(v))]
+    r = workbench("run", nb, *args, "--out", tmp_path / "reports", "--json", timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    job = json.loads(r.stdout.strip().splitlines()[-1])
+    result = job["result"]
+    assert job["status"] == "finished" and result["agents"] == "token" and result["global_step"] == 2, result
+    for mode in ("greedy", "sampled", "swapped_greedy", "swapped_sampled"):
+        assert 0 <= result[f"{mode}_success"] <= 1, result
