@@ -22,7 +22,8 @@ from .loop import Trainer
 
 # %% auto #0
 __all__ = ['ALGOS', 'DEFAULT_LR', 'LM_SECTIONS', 'LM_LIVE', 'TaskConfig', 'ModelConfig', 'OptimConfig', 'GRPOConfig',
-           'LMTrainConfig', 'task_corpus', 'build_policy', 'model_state', 'load_weights', 'LMTrainer']
+           'LMTrainConfig', 'task_corpus', 'build_policy', 'model_state', 'load_weights', 'start_from', 'warmup_cosine',
+           'token_summary', 'LMTrainer']
 
 # %% ../../nbs/05f_train.lm.ipynb #07bdf298
 @dataclass(frozen=True)
@@ -231,6 +232,31 @@ def load_weights(policy: TokenPolicy, weights: dict) -> None:
     except RuntimeError as e: raise PolicyError(f"checkpoint does not fit this model: {str(e).splitlines()[0][:160]}") from None
     if unexpected: raise PolicyError(f"checkpoint does not fit this model: unexpected weights {unexpected[:3]}")
 
+def start_from(cfg, kind: str) -> tuple:
+    """(the best checkpoint of the run `cfg.model.init` names, `cfg` with that run's model settings); (None, `cfg`)
+    without `init`. The checkpoint must be of `kind` (lm: a code agent's; team: a team's)."""
+    if not cfg.model.init: return None, cfg
+    start = load_checkpoint(find_checkpoint(cfg.model.init, pick="best"))
+    if start.get("kind") != kind: raise ConfigError(f"init {cfg.model.init} is not a {kind} run's checkpoint")
+    return start, cfg.replace(**{k: v for k, v in start["config"]["model"].items() if k != "init"})
+
+def warmup_cosine(o: OptimConfig, step: int) -> float:
+    "The learning-rate factor of `step`: linear warm-up over `warmup` steps, then (`anneal_lr`) a cosine to a tenth."
+    if step < o.warmup: return (step + 1) / (o.warmup + 1)
+    if not o.anneal_lr: return 1.0
+    done = (step - o.warmup) / max(1, o.updates - o.warmup)
+    return 0.1 + 0.45 * (1 + math.cos(math.pi * min(done, 1.0)))
+
+def token_summary(trainer) -> dict:
+    "What a token-policy trainer's `fit` returns: steps, status, time, tokens, its score (`SCORE`) and checkpoints."
+    elapsed, ck, last_eval = trainer._elapsed(time.perf_counter()), trainer.checkpoints, trainer.last_eval
+    best, last = (ck.best_path if ck and ck.best_path.exists() else None), (ck.latest() if ck else None)
+    return {"run_dir": str(trainer.run_dir) if trainer.run_dir else None, "global_step": trainer.global_step,
+            "updates": trainer.global_step, "status": trainer.status, "seconds": elapsed, "tokens": trainer.tokens,
+            trainer.SCORE: last_eval[trainer.SCORE] if last_eval else None, "best_score": trainer.best_score,
+            "best_checkpoint": str(best) if best else None, "last_checkpoint": str(last) if last else None,
+            **({"error": trainer.divergence} if trainer.diverged else {})}
+
 # %% ../../nbs/05f_train.lm.ipynb #f3497782
 class LMTrainer(Trainer):
     "A token policy trained on code tasks (see `SFTTrainer` and `GRPOTrainer`): the model, optimiser, evaluation, checkpoints."
@@ -239,10 +265,7 @@ class LMTrainer(Trainer):
                  controls: Optional[Controls] = None, resume: Optional[dict] = None):
         from accelerate import Accelerator
         self._init_frame(bus, controls)
-        start = None
-        if resume is None and cfg.model.init:    # another run's model settings and weights
-            start = load_checkpoint(find_checkpoint(cfg.model.init, pick="best"))
-            cfg = cfg.replace(**{k: v for k, v in start["config"]["model"].items() if k != "init"})
+        start, cfg = start_from(cfg, "lm") if resume is None else (None, cfg)   # another run's model and weights
         self.cfg, self.run_dir = cfg, Path(run_dir) if run_dir else None
         device = resolve_device(cfg.run.device)
         if cfg.run.torch_threads: torch.set_num_threads(cfg.run.torch_threads)
@@ -304,12 +327,7 @@ class LMTrainer(Trainer):
         self.diverged = not (bool(finite) and math.isfinite(loss.item()))
         return float(norm)
 
-    def _lr_factor(self, step: int) -> float:
-        o = self.cfg.optim
-        if step < o.warmup: return (step + 1) / (o.warmup + 1)
-        if not o.anneal_lr: return 1.0
-        done = (step - o.warmup) / max(1, o.updates - o.warmup)
-        return 0.1 + 0.45 * (1 + math.cos(math.pi * min(done, 1.0)))
+    def _lr_factor(self, step: int) -> float: return warmup_cosine(self.cfg.optim, step)
 
     def set_hparams(self, **changes) -> None:
         "Change live settings now (between steps): learning_rate, max_grad_norm, beta, temperature."
@@ -366,11 +384,4 @@ class LMTrainer(Trainer):
     def algo_state(self) -> dict: return {}
     def load_algo_state(self, state: dict) -> None: pass
 
-    def _summary(self) -> dict:
-        elapsed, ck = self._elapsed(time.perf_counter()), self.checkpoints
-        best, last = (ck.best_path if ck and ck.best_path.exists() else None), (ck.latest() if ck else None)
-        return {"run_dir": str(self.run_dir) if self.run_dir else None, "global_step": self.global_step,
-                "updates": self.global_step, "status": self.status, "seconds": elapsed, "tokens": self.tokens,
-                "pass_rate": self.last_eval["pass_rate"] if self.last_eval else None, "best_score": self.best_score,
-                "best_checkpoint": str(best) if best else None, "last_checkpoint": str(last) if last else None,
-                **({"error": self.divergence} if self.diverged else {})}
+    def _summary(self) -> dict: return token_summary(self)
