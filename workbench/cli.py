@@ -116,28 +116,21 @@ def load_policy(checkpoint: str, env: Optional[str] = None, device: str = "cpu",
 def cmd_eval(args) -> int:
     "Evaluate a checkpoint greedily and stochastically."
     from workbench.judge.episodes import evaluate_policy
+    from workbench.policy import swap_roles
     from workbench.core import resolve_device, seed_everything
     import torch
     if args.episodes is not None and args.episodes < 1: return fail(f"--episodes must be at least 1, got {args.episodes}")
     device = resolve_device(args.device)
     from workbench.train.checkpoint import find_checkpoint, load_checkpoint
     kind = load_checkpoint(lm := find_checkpoint(args.checkpoint, args.pick)).get("kind")
-    if kind == "lm":   # a code agent
-        from workbench.train.commands import eval_lm
-        return eval_lm(args, lm)
-    if kind == "team":   # a team of token agents
-        from workbench.train.commands import eval_team
-        return eval_team(args, lm)
+    if kind in ("lm", "team"):   # a code agent, or a team of token agents
+        from workbench.train.commands import eval_lm, eval_team
+        return (eval_lm if kind == "lm" else eval_team)(args, lm)
     args.episodes = args.episodes or 100
     torch.set_num_threads(1)
     policy, cfg, spec, path = load_policy(args.checkpoint, args.env, device, pick=args.pick)
     print(f"checkpoint: {path} ({checkpoint_origin(path)})", file=sys.stderr)
-    if args.swap_roles:   # each role played by the next role's network: do the roles' networks specialise?
-        if not hasattr(policy, "with_route"):
-            return fail(f"--swap-roles needs a run with a policy per role (--policy-map per_role), not {cfg.policy.policy_map!r}")
-        policy = policy.with_route(policy.route[1:] + policy.route[:1])
-        print("roles swapped: " + ", ".join(f"{r} played by {p}'s policy" for r, p in zip(policy.roles, policy.route)),
-              file=sys.stderr)
+    if args.swap_roles: policy = swap_roles(policy, cfg.policy.policy_map)   # do the roles' networks specialise?
     seed_everything(args.seed)
     from workbench.env.spec import parse_spec
     if parse_spec(spec).name == "trading": return eval_trading(args, policy, spec, path, device)
@@ -222,7 +215,6 @@ def cmd_export(args) -> int:
     if not Path(args.onnx).resolve().parent.is_dir():
         return fail(f"--onnx {args.onnx}: its folder {str(Path(args.onnx).parent)!r} does not exist (create it first)")
     policy, cfg, spec, path = load_policy(args.checkpoint)
-    if hasattr(policy, "route"): return fail(f"export takes one policy; {path} holds one per role ({cfg.policy.policy_map})")
     out = export_onnx(policy, args.onnx)
     diff = check_onnx(policy, out)
     worst = max(diff.values())

@@ -49,6 +49,7 @@ def state_names(policy) -> list[str]:
 
 def export_onnx(policy, path: Union[str, Path], opset: int = 17) -> Path:
     "Write the greedy path of `policy` to `path` as ONNX (atomically); returns the path."
+    if hasattr(policy, "route"): raise WorkbenchError("export takes one policy; this checkpoint holds one per role")
     path = Path(path)
     policy = policy.cpu().eval()
     module = GreedyPolicy(policy).eval()

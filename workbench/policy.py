@@ -19,7 +19,7 @@ import torch.nn.functional as F
 # %% auto #0
 __all__ = ['POLICIES', 'layer_init', 'DiscreteHead', 'MultiDiscreteHead', 'GaussianHead', 'make_head', 'RunningNorm',
            'parse_policy_map', 'role_map', 'PolicyConfig', 'Policy', 'MLPPolicy', 'LSTMPolicy', 'sinusoidal_positions',
-           'TransformerPolicy', 'make_policy', 'RolePolicies']
+           'TransformerPolicy', 'make_policy', 'RolePolicies', 'swap_roles']
 
 # %% ../nbs/02a_policy.ipynb #a5d28aea
 def layer_init(layer: nn.Module, std: float = math.sqrt(2), bias: float = 0.0) -> nn.Module:
@@ -362,3 +362,9 @@ class RolePolicies(nn.Module):
         other = copy.copy(self)
         other.route = list(route)
         return other
+
+def swap_roles(policy, policy_map: str = "per_role"):
+    "`policy` with each role played by the next role's network (a `RolePolicies`); one line for any other policy."
+    if not isinstance(policy, RolePolicies):
+        raise ConfigError(f"--swap-roles needs a run with a policy per role (--policy-map per_role), not {policy_map!r}")
+    return policy.with_route(policy.route[1:] + policy.route[:1])
