@@ -240,8 +240,8 @@ def _on_view(self: TrainingDashboard) -> None:
         self._refresh()
         self.live.param.trigger("title", "status", "progress", "alert", "log", "samples")
     self._sync_controls()
-    now = time.monotonic()   # and again a little later: a page still wiring up its widgets can miss the first one
-    self._resync = [now + 0.5, now + 2.0]
+    now = time.monotonic()   # and again, less and less often: a page still wiring up its widgets (a slow
+    self._resync = [now + t for t in (0.5, 1, 2, 4, 8, 15, 30)]   # browser, a busy machine) can miss the first ones
 
 @patch
 def _sync_controls(self: TrainingDashboard) -> None:
