@@ -5,6 +5,7 @@ notebook's token cell as a job."""
 import json
 
 from conftest import ROOT, last_json, workbench
+from workbench.runs.store import RunStore
 
 SMALL = ["--hidden", "32", "--layers", "1", "--heads", "2", "--ffn", "64", "--vocab", "256", "--corpus-tasks", "50",
          "--size", "4", "--eval-grids", "8", "--device", "cpu"]  # fmt: skip
@@ -28,9 +29,27 @@ def test_team_sft_grpo_resume_and_swap(tmp_path):
                       for extra in ((), ("--swap-roles",)))  # fmt: skip
     assert not plain["swapped"] and swapped["swapped"] and plain["policy_map"] == "per_role"
     for mode in ("greedy", "sampled"):
-        assert 0 <= swapped[mode]["success"] <= 1 and swapped[mode]["grids"] == 8
+        assert 0 <= swapped[mode]["success"] <= 1 and swapped[mode]["tasks"] == 8
     r = workbench("eval", sft, "--swap-roles", "--episodes", "4")
     assert r.returncode == 2 and "--swap-roles needs a model per role" in r.stderr
+
+
+def test_code_team_sft_grpo_and_swap(tmp_path):
+    "A tester and a coder on generated tasks: SFT, GRPO with a model a role (the sandbox runs both), eval with roles swapped."
+    runs, code = tmp_path / "runs", ["--task", "code", "--max-new-tokens", "48", *SMALL]
+    r = workbench("train", "--team", "--algo", "sft", "--updates", "2", "--batch-size", "2", *code, "--runs-dir", runs,
+                  "--quiet", "--json")  # fmt: skip
+    assert r.returncode == 0, r.stderr[-2000:]
+    sft = last_json(r.stdout)["run_dir"]
+    r = workbench("train", "--team", "--algo", "grpo", "--init", sft, "--policy-map", "per_role", "--updates", "1",
+                  "--batch-size", "2", "--group-size", "2", *code, "--runs-dir", runs, "--quiet", "--json")  # fmt: skip
+    assert r.returncode == 0, r.stderr[-2000:]
+    run = last_json(r.stdout)["run_dir"]
+    r = workbench("eval", run, "--episodes", "4", "--swap-roles")
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "over 4 test easy tasks" in r.stdout and "shortest path" not in r.stdout, r.stdout
+    rows = RunStore(runs).runs()
+    assert [row["config"]["team"]["roles"] for row in rows] == ["tester,coder"] * 2, rows
 
 
 def test_team_bad_settings_are_one_line(tmp_path):
@@ -43,6 +62,13 @@ def test_team_bad_settings_are_one_line(tmp_path):
         (["--grouping", "role"], "grouping"),
         (["--roles", "coder,tester"], "a team is planner,executor or solo"),
         (["--rounds", "0"], "rounds must be at least 1"),
+        (["--task", "code"], "a code team writes programs: max_new_tokens must be at least 48, got 24"),
+        (
+            ["--task", "code", "--max-new-tokens", "64", "--roles", "planner,executor"],
+            "a code team is tester,coder or solo",
+        ),
+        (["--task", "code", "--max-new-tokens", "64", "--level", "expert"], "level must be one of easy, medium, hard"),
+        (["--task", "maze"], "task"),
     ]:
         r = workbench("train", "--team", *flags, "--runs-dir", tmp_path / "runs")
         assert r.returncode == 2, (flags, r.stderr)
@@ -63,3 +89,12 @@ def test_token_team_notebook_as_a_job(tmp_path):
     assert job["status"] == "finished" and result["agents"] == "token" and result["global_step"] == 2, result
     for mode in ("greedy", "sampled", "swapped_greedy", "swapped_sampled"):
         assert 0 <= result[f"{mode}_success"] <= 1, result
+    code = {**params, "task": "code", "rounds": 1, "grouping": "both", "test_grids": 4}
+    args = [a for k, v in code.items() for a in ("-p", k, str(v))]
+    r = workbench("run", nb, *args, "--out", tmp_path / "reports", "--json", timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    result = json.loads(r.stdout.strip().splitlines()[-1])["result"]
+    assert result["env"].startswith("code?level=easy&roles=tester,coder") and result["greedy_path_ratio"] is None, (
+        result
+    )
+    assert 0 <= result["swapped_greedy_success"] <= 1, result

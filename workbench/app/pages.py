@@ -26,12 +26,13 @@ LIVE_STATUSES = ("created", "running", "paused")
 def run_head(run: dict, live_link: str = "") -> str:
     "The top of a run's page (HTML): id, status, env, policy, steps, returns, when it started and how long it ran."
     end = run["ended_at"] or (time.time() if run["status"] in LIVE_STATUSES else None)
-    lm = is_lm(run.get("config"))
+    lm, team = is_lm(run.get("config")), isinstance(run.get("config"), dict) and "team" in run["config"]
     took = fmt_duration(end - run["started_at"]) if run["started_at"] and end else "-"
     return (f"<h3 style='margin:4px 0'>{html.escape(run['id'])}{live_link}</h3>"
             f"<p>{html.escape(run['status'])} · {html.escape(str(run['env']))} · {html.escape(str(run['policy']))} "
             f"{'model' if lm else 'policy'} · step {fmt_number(run['global_step'])} · "
-            f"{'best val pass@1' if lm else 'best eval return'} {fmt_number(run['best_return'])} · "
+            f"{'best val team success' if team else 'best val pass@1' if lm else 'best eval return'} "
+            f"{fmt_number(run['best_return'])} · "
             f"{'last reward' if lm else 'last return'} {fmt_number(run['last_return'])} · "
             f"started {fmt_time(run['started_at'] or run['created_at'])} · "
             f"ran {took}</p>"

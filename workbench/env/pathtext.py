@@ -15,7 +15,7 @@ from .planpath import (MOVE_NAMES, SPLITS, grid_prompt, parse_moves, play_moves,
 
 # %% auto #0
 __all__ = ['STOPS', 'PathTask', 'held_out_grids', 'grid_stream', 'outcome_text', 'moves_text', 'planner_prompt',
-           'executor_prompt', 'path_reward', 'TeamTurn', 'TeamEnv', 'damaged', 'demonstration']
+           'executor_prompt', 'path_reward', 'TeamTurn', 'TeamEnv', 'damaged', 'demonstration', 'PathFace']
 
 # %% ../../nbs/01f_env.pathtext.ipynb #fa87a2be
 @dataclass(eq=False)
@@ -97,6 +97,7 @@ class TeamTurn:
 
 class TeamEnv:
     "Plan-Path for token agents in lockstep: a planner then an executor each round (or one solo agent), up to `rounds`."
+    stops = STOPS
     def __init__(self, roles: Sequence[str] = ("planner", "executor"), alpha: float = 0.5, rounds: int = 1):
         if tuple(roles) not in (("planner", "executor"), ("solo",)):
             raise ConfigError(f"a team is planner,executor or solo, got {','.join(roles)}")
@@ -160,3 +161,17 @@ def demonstration(task: PathTask, role: str, rng: np.random.Generator, last: Opt
     if role == "executor": prompt = executor_prompt(task, best if rng.random() < 0.5 else damaged(best, rng))
     else: prompt = planner_prompt(task, role, last)
     return prompt, " " + moves_text(best)
+
+# %% ../../nbs/01f_env.pathtext.ipynb #51a3308c
+class PathFace:
+    "Plan-Path grids of one size and wall density as a team task: its env, training stream, held-out sets and demonstrations."
+    teams = (("planner", "executor"), ("solo",))
+    def __init__(self, size: int = 5, walls: float = 0.2):
+        if size < 2 or not 0 <= walls <= 0.6: raise ConfigError(f"need size >= 2 and walls in [0, 0.6], got {size} and {walls}")
+        self.size, self.walls = size, walls
+    def env(self, roles: Sequence[str], alpha: float = 0.5, rounds: int = 1) -> TeamEnv: return TeamEnv(roles, alpha, rounds)
+    def stream(self, seed: int): return grid_stream(self.size, self.walls, seed)
+    def held_out(self, split: str, n: int) -> list: return held_out_grids(split, n, self.size, self.walls)
+    def demonstration(self, task: PathTask, role: str, rng: np.random.Generator, later: bool = False) -> tuple:
+        "(prompt, answer) for `role`; `later`: a later round's prompt (a planner hears of a failed round's moves)."
+        return demonstration(task, role, rng, damaged(task.best, rng) if later else None)

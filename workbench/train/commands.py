@@ -41,13 +41,14 @@ def _config_class(team: bool):
     return LMTrainConfig
 
 def make_lm_parser(team: bool = False) -> Parser:
-    "`workbench train --algo sft|grpo`'s flags (with `team`, `workbench train --team`'s: a team of them on Plan-Path)."
+    "`workbench train --algo sft|grpo`'s flags (with `team`, `workbench train --team`'s: a team of them)."
     from workbench.train.config import add_section_flags
-    p = Parser(prog="workbench train", description="Train (or resume) a team of language-model agents on Plan-Path grids "
-               "(--team): --algo sft on shortest paths, --algo grpo from the team's rewards." if team else
+    p = Parser(prog="workbench train", description="Train (or resume) a team of language-model agents (--team) on Plan-Path "
+               "grids or, with --task code, programming tasks (a tester and a coder): --algo sft on demonstrations, "
+               "--algo grpo from the team's rewards." if team else
                "Train (or resume) a language-model agent on code tasks: "
                "--algo sft learns reference solutions, --algo grpo learns from the judges.")
-    p.add_argument("--team", action="store_true", help="a team of token agents on Plan-Path (planner and executor, or solo)")
+    p.add_argument("--team", action="store_true", help="a team of token agents: planner and executor on Plan-Path, tester and coder on code (or solo)")
     p.add_argument("--config", help="TOML or YAML file of settings (flags override it)")
     p.add_argument("--resume", metavar="RUN_DIR_OR_CHECKPOINT", help="continue a run from its newest checkpoint (or this one)")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON line")
@@ -131,10 +132,10 @@ def eval_lm(args, path) -> int:
     return 0
 
 def eval_team(args, path) -> int:
-    """`workbench eval` of a team checkpoint: team success (95% interval) and path ratio on held-out grids, greedy and
-    sampled; `--swap-roles` plays each role with the other role's model."""
+    """`workbench eval` of a team checkpoint: team success (95% interval) on held-out grids or programming tasks (and the
+    path ratio on grids), greedy and sampled; `--swap-roles` plays each role with the other role's model."""
     from workbench.train.checkpoint import load_checkpoint
-    from workbench.train.team import TeamTrainConfig, TeamTrainer, evaluate_team, held_out_grids
+    from workbench.train.team import TeamTrainConfig, TeamTrainer, evaluate_team
     import torch
     state = load_checkpoint(path)
     cfg = TeamTrainConfig.from_dict(state["config"]).replace(device=args.device, init=None)
@@ -142,19 +143,21 @@ def eval_team(args, path) -> int:
     policies, t = trainer.policies, cfg.team
     if args.swap_roles:
         if len(trainer.models) < 2: raise CheckpointError(f"--swap-roles needs a model per role, not {t.policy_map!r}")
-        policies = {"planner": trainer.policies["executor"], "executor": trainer.policies["planner"]}
+        a, b = trainer.roles
+        policies = {a: trainer.policies[b], b: trainer.policies[a]}
     split = args.split or "test"
-    if split == "train": raise CheckpointError("a team is evaluated on held-out grids: --split val or test")
-    grids = held_out_grids(split, min(args.episodes or 200, 1000), t.size, t.walls)
+    if split == "train": raise CheckpointError("a team is evaluated on held-out tasks: --split val or test")
+    tasks = t.face.held_out(split, min(args.episodes or 200, 1000))
     torch.manual_seed(args.seed)
     result = {"checkpoint": str(path), "split": split, "roles": t.roles, "policy_map": t.policy_map, "swapped": args.swap_roles}
     for mode, temp in (("greedy", 0.0), ("sampled", args.temperature)):
-        r = evaluate_team(policies, grids, trainer.roles, t.rounds, temp, cfg.grpo.max_new_tokens)
+        r = evaluate_team(policies, t.face.env(trainer.roles, 1.0, t.rounds), tasks, temp, cfg.grpo.max_new_tokens)
         result[mode] = {k: v for k, v in r.items() if k != "solved"}
     if args.json: print(json.dumps(result)); return 0
     for mode in ("greedy", "sampled"):
         r = result[mode]
-        ratio = f"{r['path_ratio']:.2f}" if r["path_ratio"] else "-"
+        ratio = f"; moves over the shortest path {r['path_ratio']:.2f}" if r["path_ratio"] else ""
+        what = "grids" if t.task == "path" else f"{t.level} tasks"
         print(f"{mode:>10}: team success {r['success']:.3f} (95% CI {r['ci95'][0]:.3f} to {r['ci95'][1]:.3f}) over "
-              f"{r['grids']} {split} grids; moves over the shortest path {ratio}")
+              f"{r['tasks']} {split} {what}{ratio}")
     return 0
