@@ -48,7 +48,8 @@ def make_lm_parser(team: bool = False) -> Parser:
                "--algo grpo from the team's rewards." if team else
                "Train (or resume) a language-model agent on code tasks: "
                "--algo sft learns reference solutions, --algo grpo learns from the judges.")
-    p.add_argument("--team", action="store_true", help="a team of token agents: planner and executor on Plan-Path, tester and coder on code (or solo)")
+    p.add_argument("--team", action="store_true",
+                   help="a team of token agents: planner and executor on Plan-Path, tester and coder on code (or solo)")
     p.add_argument("--config", help="TOML or YAML file of settings (flags override it)")
     p.add_argument("--resume", metavar="RUN_DIR_OR_CHECKPOINT", help="continue a run from its newest checkpoint (or this one)")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON line")
