@@ -47,7 +47,7 @@ def test_code_team_sft_grpo_and_swap(tmp_path):
     run = last_json(r.stdout)["run_dir"]
     r = workbench("eval", run, "--episodes", "4", "--swap-roles")
     assert r.returncode == 0, r.stderr[-2000:]
-    assert "over 4 test easy tasks" in r.stdout and "shortest path" not in r.stdout, r.stdout
+    assert "over 4 test medium tasks" in r.stdout and "shortest path" not in r.stdout, r.stdout
     rows = RunStore(runs).runs()
     assert [row["config"]["team"]["roles"] for row in rows] == ["tester,coder"] * 2, rows
 
@@ -94,7 +94,7 @@ def test_token_team_notebook_as_a_job(tmp_path):
     r = workbench("run", nb, *args, "--out", tmp_path / "reports", "--json", timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
     result = json.loads(r.stdout.strip().splitlines()[-1])["result"]
-    assert result["env"].startswith("code?level=easy&roles=tester,coder") and result["greedy_path_ratio"] is None, (
+    assert result["env"].startswith("code?level=medium&roles=tester,coder") and result["greedy_path_ratio"] is None, (
         result
     )
     assert 0 <= result["swapped_greedy_success"] <= 1, result

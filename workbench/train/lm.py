@@ -23,7 +23,7 @@ from .loop import Trainer
 # %% auto #0
 __all__ = ['ALGOS', 'DEFAULT_LR', 'LM_SECTIONS', 'LM_LIVE', 'TaskConfig', 'ModelConfig', 'OptimConfig', 'GRPOConfig',
            'LMTrainConfig', 'task_corpus', 'build_policy', 'model_state', 'load_weights', 'start_from', 'warmup_cosine',
-           'token_summary', 'LMTrainer']
+           'optimise', 'set_lr', 'token_summary', 'LMTrainer']
 
 # %% ../../nbs/05f_train.lm.ipynb #07bdf298
 @dataclass(frozen=True)
@@ -247,6 +247,24 @@ def warmup_cosine(o: OptimConfig, step: int) -> float:
     done = (step - o.warmup) / max(1, o.updates - o.warmup)
     return 0.1 + 0.45 * (1 + math.cos(math.pi * min(done, 1.0)))
 
+def optimise(trainer, loss: torch.Tensor) -> float:
+    """Backward, clip each parameter group's gradient on its own, step; the largest norm (`trainer.diverged` set if the loss
+    or a weight is not finite). A code agent's optimiser has one group; a team's has one a policy."""
+    opt, clip = trainer.optimizer, trainer.cfg.optim.max_grad_norm
+    opt.zero_grad(set_to_none=True)
+    trainer.accelerator.backward(loss)
+    norms = [float(torch.nn.utils.clip_grad_norm_(g["params"], clip if clip > 0 else float("inf"))) for g in opt.param_groups]
+    opt.step()
+    finite = torch.stack([p.isfinite().all() for g in opt.param_groups for p in g["params"]]).all()
+    trainer.diverged = not (bool(finite) and math.isfinite(loss.item()))
+    return max(norms)
+
+def set_lr(trainer) -> None:
+    "Apply a changed `cfg.optim.lr` now, between steps: the scheduler's base rates and each group's current rate."
+    o = trainer.cfg.optim
+    trainer.scheduler.base_lrs = [o.lr for _ in trainer.scheduler.base_lrs]
+    for g in trainer.optimizer.param_groups: g["lr"] = o.lr * warmup_cosine(o, trainer.global_step)
+
 def token_summary(trainer) -> dict:
     "What a token-policy trainer's `fit` returns: steps, status, time, tokens, its score (`SCORE`) and checkpoints."
     elapsed, ck, last_eval = trainer._elapsed(time.perf_counter()), trainer.checkpoints, trainer.last_eval
@@ -315,17 +333,7 @@ class LMTrainer(Trainer):
             raise
         return self._summary()
 
-    def _optimise(self, loss: torch.Tensor) -> float:
-        "Backward, clip, step; the gradient norm (and `diverged` set if the loss or a weight is not finite)."
-        self.optimizer.zero_grad(set_to_none=True)
-        self.accelerator.backward(loss)
-        params = self.optimizer.param_groups[0]["params"]
-        clip = self.cfg.optim.max_grad_norm
-        norm = torch.nn.utils.clip_grad_norm_(params, clip if clip > 0 else float("inf"))
-        self.optimizer.step()
-        finite = torch.stack([p.isfinite().all() for p in params]).all()
-        self.diverged = not (bool(finite) and math.isfinite(loss.item()))
-        return float(norm)
+    def _optimise(self, loss: torch.Tensor) -> float: return optimise(self, loss)
 
     def _lr_factor(self, step: int) -> float: return warmup_cosine(self.cfg.optim, step)
 
@@ -334,9 +342,7 @@ class LMTrainer(Trainer):
         bad = sorted(set(changes) - set(LM_LIVE))
         if bad: raise ConfigError(f"'{bad[0]}' cannot be changed during a run (live: {', '.join(LM_LIVE)})")
         self.cfg = self.cfg.replace(**changes)
-        if "learning_rate" in changes:
-            self.scheduler.base_lrs = [self.cfg.optim.lr for _ in self.scheduler.base_lrs]
-            for g in self.optimizer.param_groups: g["lr"] = self.cfg.optim.lr * self._lr_factor(self.global_step)
+        if "learning_rate" in changes: set_lr(self)
 
     # ---- evaluation and checkpoints
     def held_out(self, split: str = "val", n: Optional[int] = None) -> dict:

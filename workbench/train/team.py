@@ -5,7 +5,7 @@
 # %% ../../nbs/05h_train.team.ipynb #9982afa2
 from __future__ import annotations
 from ..core import ConfigError, check_types, resolve_device, seed_everything  # first: see deps
-import dataclasses, itertools, math, time
+import dataclasses, itertools, time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar, Literal, Optional, Sequence, Union
@@ -20,8 +20,8 @@ from ..policy import role_map
 from ..runs.events import Controls, EventBus, Kind
 from .checkpoint import CheckpointManager, rng_state, set_rng_state
 from .config import RunConfig, Sections
-from .lm import (GRPOConfig, ModelConfig, OptimConfig, load_weights, model_state, start_from,
-                                token_summary, warmup_cosine)
+from .lm import (GRPOConfig, ModelConfig, OptimConfig, load_weights, model_state, optimise, set_lr,
+                                start_from, token_summary, warmup_cosine)
 from .loop import Trainer
 from .loss import group_advantages, grpo_loss
 
@@ -57,8 +57,8 @@ class TeamConfig:
     "grid side"
     walls: float = 0.2
     "wall density"
-    level: str = "easy"
-    "code tasks: easy, medium or hard"
+    level: str = "medium"
+    "code tasks: easy, medium or hard (easy has only 20 val and 25 test tasks; the others 400 and more)"
     eval_grids: int = 100
     "val grids (or code tasks) of each evaluation during training"
 
@@ -286,17 +286,7 @@ class TeamTrainer(Trainer):
             out[f"agent/{role}/local"] = sum(u.local for u in mine) / len(mine)
         return out
 
-    def _optimise(self, loss: torch.Tensor) -> float:
-        "Backward, clip each policy's gradient on its own, step; the largest gradient norm (`diverged` if not finite)."
-        self.optimizer.zero_grad(set_to_none=True)
-        self.accelerator.backward(loss)
-        clip = self.cfg.optim.max_grad_norm
-        norms = [float(torch.nn.utils.clip_grad_norm_(grp["params"], clip if clip > 0 else float("inf")))
-                 for grp in self.optimizer.param_groups]
-        self.optimizer.step()
-        finite = all(p.isfinite().all() for grp in self.optimizer.param_groups for p in grp["params"])
-        self.diverged = not (finite and math.isfinite(loss.item()))
-        return max(norms)
+    def _optimise(self, loss: torch.Tensor) -> float: return optimise(self, loss)   # each policy's group clipped on its own
 
     def _lr_factor(self, step: int) -> float: return warmup_cosine(self.cfg.optim, step)
 
@@ -306,9 +296,7 @@ class TeamTrainer(Trainer):
         if bad: raise ConfigError(f"'{bad[0]}' cannot be changed during a team run (live: learning_rate, max_grad_norm, "
                                   "temperature)")
         self.cfg = self.cfg.replace(**changes)
-        if "learning_rate" in changes:
-            self.scheduler.base_lrs = [self.cfg.optim.lr for _ in self.scheduler.base_lrs]
-            for grp in self.optimizer.param_groups: grp["lr"] = self.cfg.optim.lr * self._lr_factor(self.global_step)
+        if "learning_rate" in changes: set_lr(self)
 
     # ---- evaluation and checkpoints
     def evaluate(self, split: str = "val", n: Optional[int] = None, temperature: float = 0.0) -> dict:
