@@ -20,8 +20,8 @@ from ..policy import role_map
 from ..runs.events import Controls, EventBus, Kind
 from .checkpoint import CheckpointManager, rng_state, set_rng_state
 from .config import RunConfig, Sections
-from .lm import (GRPOConfig, ModelConfig, OptimConfig, load_weights, model_state, optimise, set_lr,
-                                start_from, token_summary, warmup_cosine)
+from .lm import (GRPOConfig, ModelConfig, OptimConfig, build_policy, load_weights, model_state, optimise,
+                                set_lr, start_from, token_summary, warmup_cosine)
 from .loop import Trainer
 from .loss import group_advantages, grpo_loss
 
@@ -98,10 +98,8 @@ class TeamTrainConfig(Sections):
 
     def __post_init__(self):
         "Refuse what a team run does not do yet, rather than ignore it."
-        g, m = self.grpo, self.model
+        g = self.grpo
         if g.epochs != 1 or g.filter_groups: raise ConfigError("team runs take one GRPO epoch a step, without filter_groups")
-        if m.model != "tiny" or m.lora:
-            raise ConfigError(f"team runs train tiny models (no LoRA) for now, got model {m.model!r} with lora {m.lora}")
         if self.team.task == "code" and g.max_new_tokens < 48:
             raise ConfigError(f"a code team writes programs: max_new_tokens must be at least 48, got {g.max_new_tokens}")
 
@@ -172,17 +170,21 @@ class TeamTrainer(Trainer):
         if resume is not None: self.load_state(resume)
 
     def _build(self, state: Optional[dict]) -> dict:
-        "A model a policy id on one tokenizer: new, or with the weights of `state` (a team checkpoint)."
+        """A model a policy id, with the weights of `state` (a team checkpoint) if given: tiny ones on one tokenizer made
+        here, or each its own copy of a real model (`--model smollm2` or a folder; with LoRA only the adapters train)."""
         m, t = self.cfg.model, self.cfg.team
-        tok = TokenPolicy.tokenizer_from_json(state["tokenizer"]) if state else None
-        if tok is None:   # prompts and answers of every role on generated tasks
-            rng, corpus = np.random.default_rng(0), []
-            for task in itertools.islice(t.face.stream(seed=10_007), m.corpus_tasks):
-                for role in self.roles: corpus.append("".join(t.face.demonstration(task, role, rng)) + "\n")
         ids = list(dict.fromkeys(self.mapping[r] for r in self.roles))
-        models = {pid: TokenPolicy.tiny([] if tok else corpus, m.tiny, seed=self.cfg.run.seed, tokenizer=tok) for pid in ids}
-        tok = next(iter(models.values())).tokenizer
-        for p in models.values(): p.tokenizer = tok; p.model.to(self.device)
+        if m.model != "tiny": models = {pid: build_policy(self.cfg) for pid in ids}
+        else:
+            tok = TokenPolicy.tokenizer_from_json(state["tokenizer"]) if state else None
+            if tok is None:   # prompts and answers of every role on generated tasks
+                rng, corpus = np.random.default_rng(0), []
+                for task in itertools.islice(t.face.stream(seed=10_007), m.corpus_tasks):
+                    for role in self.roles: corpus.append("".join(t.face.demonstration(task, role, rng)) + "\n")
+            models = {pid: TokenPolicy.tiny([] if tok else corpus, m.tiny, seed=self.cfg.run.seed, tokenizer=tok) for pid in ids}
+            tok = next(iter(models.values())).tokenizer
+            for p in models.values(): p.tokenizer = tok
+        for p in models.values(): p.model.to(self.device)
         if state is not None:
             saved = state["models"]
             for pid, p in models.items():
@@ -311,8 +313,9 @@ class TeamTrainer(Trainer):
 
     def state_dict(self) -> dict:
         "Everything needed to resume: each policy's weights (and the tokenizer), optimiser, scheduler, RNG, counters, config."
-        tok = next(iter(self.models.values())).tokenizer.backend_tokenizer.to_str()
-        return {"models": {pid: model_state(m, whole=True) for pid, m in self.models.items()}, "tokenizer": tok,
+        tiny = self.cfg.model.model == "tiny"   # a real model keeps its own tokenizer, and with LoRA only the adapters
+        tok = next(iter(self.models.values())).tokenizer.backend_tokenizer.to_str() if tiny else None
+        return {"models": {pid: model_state(m, whole=tiny) for pid, m in self.models.items()}, "tokenizer": tok,
                 "optimizer": self.optimizer.state_dict(), "scheduler": self.scheduler.state_dict(), "rng": rng_state(),
                 "config": self.cfg.to_dict(), "kind": "team", "roles": dict(self.mapping),
                 "counters": {"global_step": self.global_step, "tokens": self.tokens, "drawn": self.drawn},
