@@ -22,8 +22,8 @@ from .loop import Trainer
 
 # %% auto #0
 __all__ = ['ALGOS', 'DEFAULT_LR', 'LM_SECTIONS', 'LM_LIVE', 'TaskConfig', 'ModelConfig', 'OptimConfig', 'GRPOConfig',
-           'LMTrainConfig', 'task_corpus', 'build_policy', 'model_state', 'load_weights', 'start_from', 'warmup_cosine',
-           'optimise', 'set_lr', 'token_summary', 'LMTrainer']
+           'LMTrainConfig', 'task_corpus', 'build_policy', 'model_state', 'load_weights', 'start_from', 'token_frame',
+           'warmup_cosine', 'optimise', 'set_lr', 'token_summary', 'LMTrainer']
 
 # %% ../../nbs/05f_train.lm.ipynb #07bdf298
 @dataclass(frozen=True)
@@ -240,6 +240,19 @@ def start_from(cfg, kind: str) -> tuple:
     if start.get("kind") != kind: raise ConfigError(f"init {cfg.model.init} is not a {kind} run's checkpoint")
     return start, cfg.replace(**{k: v for k, v in start["config"]["model"].items() if k != "init"})
 
+def token_frame(trainer, cfg, kind: str, run_dir, bus, controls, resume: Optional[dict]) -> tuple:
+    """The common start of a token trainer (`kind` lm or team): events and controls, `cfg` with `init`'s model settings
+    (unless it resumes), the run folder, torch threads and an Accelerator on the run's device; (init's checkpoint, cfg)."""
+    from accelerate import Accelerator
+    trainer._init_frame(bus, controls)
+    start, cfg = start_from(cfg, kind) if resume is None else (None, cfg)
+    trainer.cfg, trainer.run_dir = cfg, Path(run_dir) if run_dir else None
+    device = resolve_device(cfg.run.device)
+    if cfg.run.torch_threads: torch.set_num_threads(cfg.run.torch_threads)
+    trainer.accelerator = Accelerator(cpu=device == "cpu", mixed_precision="bf16" if cfg.run.bf16 else "no")
+    trainer.device, trainer.main = trainer.accelerator.device, trainer.accelerator.is_main_process
+    return start, cfg
+
 def warmup_cosine(o: OptimConfig, step: int) -> float:
     "The learning-rate factor of `step`: linear warm-up over `warmup` steps, then (`anneal_lr`) a cosine to a tenth."
     if step < o.warmup: return (step + 1) / (o.warmup + 1)
@@ -281,14 +294,7 @@ class LMTrainer(Trainer):
     SCORE = "pass_rate"
     def __init__(self, cfg: LMTrainConfig, run_dir: Optional[Union[str, Path]] = None, bus: Optional[EventBus] = None,
                  controls: Optional[Controls] = None, resume: Optional[dict] = None):
-        from accelerate import Accelerator
-        self._init_frame(bus, controls)
-        start, cfg = start_from(cfg, "lm") if resume is None else (None, cfg)   # another run's model and weights
-        self.cfg, self.run_dir = cfg, Path(run_dir) if run_dir else None
-        device = resolve_device(cfg.run.device)
-        if cfg.run.torch_threads: torch.set_num_threads(cfg.run.torch_threads)
-        self.accelerator = Accelerator(cpu=device == "cpu", mixed_precision="bf16" if cfg.run.bf16 else "no")
-        self.device, self.main = self.accelerator.device, self.accelerator.is_main_process
+        start, cfg = token_frame(self, cfg, "lm", run_dir, bus, controls, resume)   # start: another run's model and weights
         seed_everything(cfg.run.seed + 1000 * self.accelerator.process_index)
         self.policy = build_policy(cfg, resume or start)
         self.policy.model.to(self.device)

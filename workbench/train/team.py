@@ -4,7 +4,7 @@
 
 # %% ../../nbs/05h_train.team.ipynb #9982afa2
 from __future__ import annotations
-from ..core import ConfigError, check_types, resolve_device, seed_everything  # first: see deps
+from ..core import ConfigError, check_types, seed_everything  # first: see deps
 import dataclasses, itertools, time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,7 +21,7 @@ from ..runs.events import Controls, EventBus, Kind
 from .checkpoint import CheckpointManager, rng_state, set_rng_state
 from .config import RunConfig, Sections
 from .lm import (GRPOConfig, ModelConfig, OptimConfig, build_policy, load_weights, model_state, optimise,
-                                set_lr, start_from, token_summary, warmup_cosine)
+                                set_lr, token_frame, token_summary, warmup_cosine)
 from .loop import Trainer
 from .loss import group_advantages, grpo_loss
 
@@ -139,14 +139,7 @@ class TeamTrainer(Trainer):
     SCORE = "success"
     def __init__(self, cfg: TeamTrainConfig, run_dir: Optional[Union[str, Path]] = None, bus: Optional[EventBus] = None,
                  controls: Optional[Controls] = None, resume: Optional[dict] = None):
-        from accelerate import Accelerator
-        self._init_frame(bus, controls)
-        start, cfg = start_from(cfg, "team") if resume is None else (None, cfg)   # an SFT run's models and their sizes
-        self.cfg, self.run_dir = cfg, Path(run_dir) if run_dir else None
-        device = resolve_device(cfg.run.device)
-        if cfg.run.torch_threads: torch.set_num_threads(cfg.run.torch_threads)
-        self.accelerator = Accelerator(cpu=device == "cpu", mixed_precision="bf16" if cfg.run.bf16 else "no")
-        self.device, self.main = self.accelerator.device, True
+        start, cfg = token_frame(self, cfg, "team", run_dir, bus, controls, resume)   # start: an SFT run's models
         if self.accelerator.num_processes > 1: raise ConfigError("team runs train in one process for now")
         seed_everything(cfg.run.seed)
         t = cfg.team
