@@ -53,7 +53,8 @@ def tester_prompt(task: CodeTask, code: Optional[str] = None, verdict: Optional[
 def coder_prompt(task: CodeTask, tests: Sequence[str]) -> str:
     "The task with the tester's tests above the signature."
     desc, sig = task.prompt.rsplit("def ", 1)
-    return f"{desc}{''.join(f'# Test: {t}' + chr(10) for t in tests) or '# Test: (none)' + chr(10)}def {sig}"
+    shown = "".join(f"# Test: {t}\n" for t in tests) or "# Test: (none)\n"
+    return f"{desc}{shown}def {sig}"
 
 # %% ../../nbs/04l_judge.code_team.ipynb #796335ce
 class CodeTeamEnv:
@@ -161,7 +162,8 @@ class CodeFace:
         except TaskError as e: raise ConfigError(str(e)) from None
     def demonstration(self, task: CodeTask, role: str, rng: np.random.Generator, later: bool = False) -> tuple:
         "(prompt, answer) of `role` on `task` (`later` is ignored: later rounds are not demonstrated)."
-        x, y = io_pairs(task)[int(rng.integers(len(task.tests)))]
+        pairs = io_pairs(task)
+        x, y = pairs[int(rng.integers(len(pairs)))]
         if role == "tester": return tester_prompt(task), f"{x!r}) == {y!r}"
         if role == "solo": return task.prompt, task.reference
         return coder_prompt(task, [] if rng.random() < 0.2 else [f"assert {task.entry}({x!r}) == {y!r}"]), task.reference
