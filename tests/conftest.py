@@ -2,6 +2,7 @@ import contextlib, json, os, re, socket, subprocess, sys, time
 from pathlib import Path
 from urllib.parse import urlparse
 
+import psutil
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -134,3 +135,52 @@ def offline_page(path):
             yield page, requests
         finally:
             browser.close()
+
+
+def processes_of(tmp):
+    "Live processes that belong to jobs under `tmp` (job processes and their kernels carry WORKBENCH_JOB_DIR)."
+    found = []
+    for p in psutil.process_iter(["pid", "cmdline"]):
+        try:
+            if str(tmp) in " ".join(p.info["cmdline"] or []) or str(tmp) in p.environ().get("WORKBENCH_JOB_DIR", ""):
+                found.append(p)
+        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+            pass
+    return found
+
+
+@pytest.fixture
+def ray_cluster(tmp_path):
+    "A local Ray cluster (head node, 2 CPUs) started for the test and stopped after it."
+    pytest.importorskip("ray")
+    ray_bin = Path(sys.executable).parent / "ray"
+    port = free_port()
+    env = {**os.environ, "RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
+    tmp = Path("/tmp") / f"ray-{os.getpid()}"  # Ray's socket paths must stay short
+    start = subprocess.run(
+        [
+            str(ray_bin),
+            "start",
+            "--head",
+            "--node-ip-address",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--num-cpus",
+            "2",
+            "--include-dashboard",
+            "false",
+            "--disable-usage-stats",
+            "--temp-dir",
+            str(tmp),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert start.returncode == 0, start.stdout[-2000:] + start.stderr[-2000:]
+    try:
+        yield f"127.0.0.1:{port}", env
+    finally:
+        subprocess.run([str(ray_bin), "stop", "--force"], env=env, capture_output=True, timeout=120)

@@ -1,12 +1,10 @@
 "`workbench batch`: a grid of real papermill jobs, K at a time, killed with SIGKILL and resumed; on a local Ray cluster."
 
-import json, os, re, socket, subprocess, sys
+import json, re, subprocess
 from pathlib import Path
 
-import psutil
-import pytest
 
-from conftest import ROOT, WORKBENCH, offline_page, wait_for, workbench
+from conftest import ROOT, WORKBENCH, offline_page, processes_of, wait_for, workbench
 from workbench.runs.sinks import fmt_number
 from workbench.runs.store import RunStore
 
@@ -21,18 +19,6 @@ def states(batch_dir):
         f = batch_dir / "jobs" / job["id"] / "job.json"
         out[job["id"]] = json.loads(f.read_text()) if f.exists() else {"status": "pending"}
     return out
-
-
-def processes_of(tmp):
-    "Live processes that belong to jobs under `tmp` (job processes and their kernels carry WORKBENCH_JOB_DIR)."
-    found = []
-    for p in psutil.process_iter(["pid", "cmdline"]):
-        try:
-            if str(tmp) in " ".join(p.info["cmdline"] or []) or str(tmp) in p.environ().get("WORKBENCH_JOB_DIR", ""):
-                found.append(p)
-        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
-            pass
-    return found
 
 
 def max_overlap(jobs):
@@ -173,49 +159,6 @@ def test_batch_bad_input(tmp_path):
         assert r.returncode == 2 and r.stdout == "", (args, r.stdout, r.stderr)
         assert len(r.stderr.strip().splitlines()) == 1 and message in r.stderr, r.stderr
     assert list(tmp_path.iterdir()) == [], "nothing may be created before the checks pass"
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture
-def ray_cluster(tmp_path):
-    "A local Ray cluster (head node, 2 CPUs) started for the test and stopped after it."
-    pytest.importorskip("ray")
-    ray_bin = Path(sys.executable).parent / "ray"
-    port = free_port()
-    env = {**os.environ, "RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"}
-    tmp = Path("/tmp") / f"ray-{os.getpid()}"  # Ray's socket paths must stay short
-    start = subprocess.run(
-        [
-            str(ray_bin),
-            "start",
-            "--head",
-            "--node-ip-address",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--num-cpus",
-            "2",
-            "--include-dashboard",
-            "false",
-            "--disable-usage-stats",
-            "--temp-dir",
-            str(tmp),
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    assert start.returncode == 0, start.stdout[-2000:] + start.stderr[-2000:]
-    try:
-        yield f"127.0.0.1:{port}", env
-    finally:
-        subprocess.run([str(ray_bin), "stop", "--force"], env=env, capture_output=True, timeout=120)
 
 
 def test_batch_on_ray(tmp_path, ray_cluster):

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Optional
 
 from .jobs.commands import add_job_commands
+from .jobs.sweep import add_sweep_command
 
 # %% auto #0
 __all__ = ['ALIASES', 'JUDGE_NAMES', 'fail', 'add_config_flags', 'build_config', 'cmd_train', 'load_policy', 'cmd_eval',
@@ -338,8 +339,7 @@ def make_parser(argv: Optional[list[str]] = None) -> Parser:
                        description="Write the greedy action path of a checkpoint's policy (and its recurrent state) as ONNX, "
                                    "then check onnxruntime against torch on random observations.")
     x.add_argument("checkpoint", help="checkpoint file or run folder")
-    x.add_argument("--onnx", metavar="FILE", help="where to write the ONNX model")
-    x.add_argument("--json", action="store_true", help="print the result as one JSON line")
+    x.add_argument("--onnx", metavar="FILE", help="where to write the ONNX model"); x.add_argument("--json", action="store_true")
     x.set_defaults(func=cmd_export)
     jg = sub.add_parser("judge", help="score responses with the judges, or benchmark the judges",
                         description="Score a response with the judges (exec, static, embedding, llm), "
@@ -378,6 +378,7 @@ def make_parser(argv: Optional[list[str]] = None) -> Parser:
                    help="a Host name to answer besides loopback and --address (repeatable; others get 403)")
     v.set_defaults(func=cmd_serve)
     add_job_commands(sub)
+    add_sweep_command(sub, train_flags=command == "sweep")
     return p
 
 def main(argv: Optional[list[str]] = None) -> int:

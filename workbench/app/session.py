@@ -259,6 +259,10 @@ def _on_event(self: TrainingSession, e: Event) -> None:
         self.history.add(e.step, lm_eval_metrics(d))
         self._note(e.step, "eval", f"evaluation: {lm_eval_text(d)}")
         self._set()
+    elif e.kind == Kind.EVAL and "tasks" in d:   # a token team's: its success is its score
+        self.history.add(e.step, {Metric.EVAL_RETURN: d.get("mean_return")})
+        self._note(e.step, "eval", f"evaluation: {d.get('split', 'val')} team success {fmt_rate(d['success'])} over {d['tasks']} tasks")
+        self._set()
     elif e.kind == Kind.EVAL:
         self.history.add(e.step, {Metric.EVAL_RETURN: d.get("mean_return")})
         self._note(e.step, "eval", f"evaluation: mean return {fmt_number(d['mean_return'])} ± {fmt_number(d['std_return'])} (sd) "

@@ -19,12 +19,13 @@ __all__ = ['tally_infos', 'play_episodes', 'evaluate_policy', 'per_agent', 'epis
 
 # %% ../../nbs/04a_judge.episodes.ipynb #3de0a3a1
 @torch.no_grad()
-def tally_infos(infos, sums: dict, weights: dict) -> None:
+def tally_infos(infos, sums: dict, weights: dict, share: float = 1.0) -> None:
     """Add what an env reports in its `infos` to running `sums` and `weights` (defaultdicts): each info a dict of numbers,
-    means over its `episodes` episodes (1 if it does not say), so `sums[k] / weights[k]` is a mean over episodes."""
+    means over its `episodes` episodes (1 if it does not say), so `sums[k] / weights[k]` is a mean over episodes.
+    `share`: the part of those episodes to count (an evaluation's quota counts only some of a step's endings)."""
     for info in infos:
         if not isinstance(info, dict): continue
-        w = float(info.get("episodes", 1))
+        w = float(info.get("episodes", 1)) * share
         for k, v in info.items():
             if k != "episodes" and isinstance(v, (int, float, np.number)) and not isinstance(v, bool):
                 sums[k] += w * float(v); weights[k] += w
@@ -52,10 +53,11 @@ def play_episodes(policy, vecenv, episodes: int, greedy: bool = True, device="cp
             if clip: a = np.clip(a, space.low, space.high)
             vecenv.send(a)
             obs, rewards, terminals, truncations, infos, _, masks = vecenv.recv()
-            tally_infos(infos, sums, weights)
             if on_step is not None: on_step(done_count < quota)
             ret += rewards; length += masks   # an agent out of a multi-agent episode waits, masked, for its end
             done = np.logical_or(terminals, truncations)
+            ended = done & masks   # the env's infos speak of these episodes: count those within the quota only
+            tally_infos(infos, sums, weights, (ended & (done_count < quota)).sum() / ended.sum() if ended.any() else 1.0)
             for i in np.flatnonzero(done & masks):
                 if done_count[i] < quota[i]:
                     returns.append(float(ret[i])); lengths.append(int(length[i])); agents.append(i % group)

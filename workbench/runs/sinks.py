@@ -71,6 +71,8 @@ class LineSink:
         elif e.kind == Kind.EVAL and "pass_rate" in d:   # a code agent's held-out tasks
             levels = ", ".join(f"{k.split('/')[1]} {v:.2f}" for k, v in d.items() if k.startswith("pass_rate/"))
             self._print(f"step {e.step:,}: {d['split']} pass@1 {d['pass_rate']:.3f} ({levels})")
+        elif e.kind == Kind.EVAL and "tasks" in d:   # a team of token agents' held-out tasks
+            self._print(f"step {e.step:,}: {d.get('split', 'val')} team success {d['success']:.3f} over {d['tasks']} tasks")
         elif e.kind == Kind.EVAL:
             self._print(f"step {e.step:,}: evaluation mean return {d['mean_return']:.1f} ± {d['std_return']:.1f} "
                         f"over {d['episodes']} episodes")

@@ -15,7 +15,8 @@ from ..core import ConfigError, WorkbenchError, code_version, host_name
 from .events import FINAL_STATUSES, Event, Kind, Metric
 
 # %% auto #0
-__all__ = ['SCHEMA', 'JOB_FIELDS', 'RUN_FIELDS', 'EVAL_KEYS', 'RunStore', 'new_run_id', 'StoreSink']
+__all__ = ['SCHEMA', 'JOB_FIELDS', 'SWEEP_FIELDS', 'TRIAL_FIELDS', 'RUN_FIELDS', 'EVAL_KEYS', 'RunStore', 'new_run_id',
+           'StoreSink']
 
 # %% ../../nbs/03b_runs.store.ipynb #38127dbc
 SCHEMA = """
@@ -37,9 +38,20 @@ CREATE TABLE IF NOT EXISTS jobs (
     id TEXT PRIMARY KEY, notebook TEXT NOT NULL, parameters TEXT NOT NULL, status TEXT NOT NULL,
     processes INTEGER NOT NULL DEFAULT 1, batch_id TEXT, out_dir TEXT, report_path TEXT, host TEXT, pid INTEGER,
     created_at REAL NOT NULL, started_at REAL, ended_at REAL, duration REAL, error TEXT, result TEXT);
+CREATE TABLE IF NOT EXISTS sweeps (
+    id TEXT PRIMARY KEY, name TEXT NOT NULL, kind TEXT NOT NULL, target TEXT, method TEXT NOT NULL, metric TEXT NOT NULL,
+    goal TEXT NOT NULL, spec TEXT NOT NULL, status TEXT NOT NULL, sweep_dir TEXT, host TEXT, pid INTEGER,
+    created_at REAL NOT NULL, started_at REAL, ended_at REAL, best TEXT);
+CREATE TABLE IF NOT EXISTS trials (
+    id TEXT PRIMARY KEY, sweep_id TEXT NOT NULL REFERENCES sweeps(id), idx INTEGER NOT NULL, parameters TEXT NOT NULL,
+    status TEXT NOT NULL, run_id TEXT, attempts INTEGER NOT NULL DEFAULT 0, score REAL, cost REAL, curve TEXT,
+    predicted TEXT, error TEXT, created_at REAL NOT NULL, started_at REAL, ended_at REAL);
+CREATE INDEX IF NOT EXISTS trials_by_sweep ON trials(sweep_id, idx);
 """
 JOB_FIELDS = ("status", "processes", "batch_id", "out_dir", "report_path", "pid", "started_at", "ended_at", "duration",
               "error", "result")
+SWEEP_FIELDS = ("status", "pid", "host", "started_at", "ended_at", "best", "spec")
+TRIAL_FIELDS = ("status", "run_id", "attempts", "score", "cost", "curve", "error", "started_at", "ended_at")
 RUN_FIELDS = ("name", "status", "env", "policy", "config", "run_dir", "host", "code_version", "pid", "created_at",
               "started_at", "ended_at", "global_step", "best_return", "last_return", "summary")
 
@@ -158,7 +170,7 @@ def add_checkpoint(self: RunStore, run_id: str, step: int, path: str, score: Opt
 # %% ../../nbs/03b_runs.store.ipynb #ae08faae
 def _row(r: sqlite3.Row) -> dict:
     d = dict(r)
-    for k in ("config", "summary", "data", "parameters", "result"):
+    for k in ("config", "summary", "data", "parameters", "result", "spec", "best", "curve", "predicted"):
         if isinstance(d.get(k), str):
             try: d[k] = json.loads(d[k])
             except json.JSONDecodeError: pass
@@ -263,6 +275,54 @@ def get_job(self: RunStore, job_id: str) -> Optional[dict]:
     "One job, or None."
     r = self.db.execute("SELECT * FROM jobs WHERE id = ?", (job_id,)).fetchone()
     return _row(r) if r else None
+
+# %% ../../nbs/03b_runs.store.ipynb #31a0e059
+@patch
+def create_sweep(self: RunStore, sweep_id: str, name: str, kind: str, target: str, method: str, metric: str, goal: str,
+                 spec: dict, sweep_dir: Optional[str] = None) -> str:
+    "Record a new sweep (status `created`) of a `kind` of experiment (train or notebook) on `target`; returns its id."
+    with self.transaction() as db:
+        db.execute("INSERT INTO sweeps (id, name, kind, target, method, metric, goal, spec, status, sweep_dir, host, pid, "
+                   "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'created', ?, ?, ?, ?)",
+                   (sweep_id, name, kind, target, method, metric, goal, json.dumps(spec), sweep_dir, host_name(),
+                    os.getpid(), time.time()))
+    return sweep_id
+
+@patch
+def update_sweep(self: RunStore, sweep_id: str, **fields) -> None:
+    "Set columns of a sweep (status, times, best trial...)."
+    _update_row(self, "sweep", sweep_id, fields, SWEEP_FIELDS, ("best", "spec"))
+
+@patch
+def sweeps(self: RunStore) -> list[dict]:
+    "All sweeps, newest first."
+    return [_row(r) for r in self.db.execute("SELECT * FROM sweeps ORDER BY created_at DESC")]
+
+@patch
+def get_sweep(self: RunStore, sweep_id: str) -> Optional[dict]:
+    "One sweep, or None."
+    r = self.db.execute("SELECT * FROM sweeps WHERE id = ?", (sweep_id,)).fetchone()
+    return _row(r) if r else None
+
+@patch
+def add_trial(self: RunStore, sweep_id: str, idx: int, parameters: dict, predicted: Optional[dict] = None) -> str:
+    "Record trial `idx` of a sweep (status `pending`); returns its id, `<sweep id>-t<idx>`."
+    trial_id = f"{sweep_id}-t{idx:03d}"
+    with self.transaction() as db:
+        db.execute("INSERT INTO trials (id, sweep_id, idx, parameters, status, predicted, created_at) "
+                   "VALUES (?, ?, ?, ?, 'pending', ?, ?)",
+                   (trial_id, sweep_id, idx, json.dumps(parameters), json.dumps(predicted or {}), time.time()))
+    return trial_id
+
+@patch
+def update_trial(self: RunStore, trial_id: str, **fields) -> None:
+    "Set columns of a trial (status, run, score, cost, curve...)."
+    _update_row(self, "trial", trial_id, fields, TRIAL_FIELDS, ("curve",))
+
+@patch
+def trials(self: RunStore, sweep_id: str) -> list[dict]:
+    "A sweep's trials in order."
+    return [_row(r) for r in self.db.execute("SELECT * FROM trials WHERE sweep_id = ? ORDER BY idx", (sweep_id,))]
 
 # %% ../../nbs/03b_runs.store.ipynb #7600fc68
 EVAL_KEYS = {"mean_return": Metric.EVAL_RETURN, "std_return": Metric.EVAL_STD}   # an `eval` event's data -> metric keys

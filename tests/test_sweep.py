@@ -1,0 +1,189 @@
+"""`workbench sweep`: real trials as processes, recorded in the store; killed with SIGKILL and resumed; timeouts and
+thresholds; a notebook sweep; a sweep on a local Ray cluster; bad input refused before anything is created."""
+
+import json, sqlite3, subprocess
+
+import pytest
+
+from conftest import ROOT, WORKBENCH, processes_of, wait_for, workbench
+from workbench.runs.store import RunStore
+
+TRAIN = ROOT / "nbs" / "experiments" / "train.ipynb"
+SMALL = (
+    'env = "gym:CartPole-v1"\nnum_envs = 2\nnum_steps = 16\nupdate_epochs = 1\ndevice = "cpu"\n'
+    "eval_every = 4\neval_episodes = 3\n"
+)
+LR = '[sweep.learning_rate]\ndistribution = "log_normal"\nmin = 1e-4\nmax = 1e-2\n'
+
+
+def sweep_file(tmp_path, text, name="sweep.toml"):
+    (tmp_path / name).write_text(text)
+    return name
+
+
+def integrity(runs):
+    with sqlite3.connect(runs / "workbench.db") as db:
+        return db.execute("PRAGMA integrity_check").fetchone()[0]
+
+
+def test_sweep_killed_then_resumed(tmp_path):
+    cfg = sweep_file(
+        tmp_path, SMALL + 'total_timesteps = 3000\n[sweep]\nmethod = "random"\ntrials = 4\nseed = 7\n' + LR
+    )
+    proc = subprocess.Popen(
+        [*WORKBENCH, "sweep", "--config", cfg, "--runs-dir", "runs"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    runs = tmp_path / "runs"
+    store = wait_for(lambda: (runs / "workbench.db").exists() and RunStore(runs), timeout=60, what="the store")
+    sweep = wait_for(lambda: (store.sweeps() or [None])[0], timeout=60, what="the sweep's row")
+    # SIGKILL the sweep (no chance to clean up) once a trial has finished and the next one is running.
+    wait_for(
+        lambda: [t["status"] for t in store.trials(sweep["id"])][:2] == ["finished", "running"],
+        timeout=240,
+        interval=0.1,
+        what="one trial finished, the next running",
+    )
+    proc.kill()
+    out = proc.communicate(timeout=30)[0]
+    wait_for(lambda: not processes_of(tmp_path), timeout=60, what="the trials to die with the sweep")
+    before = {t["id"]: t for t in store.trials(sweep["id"])}
+    finished = {k for k, t in before.items() if t["status"] == "finished"}
+    assert 1 <= len(finished) < 4 and len(before) < 4 + 1, (before, out)
+
+    r = workbench("sweep", "--resume", sweep["id"], "--runs-dir", "runs", "--json", cwd=tmp_path, timeout=400)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    row = json.loads(r.stdout.strip().splitlines()[-1])
+    assert row["status"] == "finished" and row["trials"] == 4
+    assert f"{len(finished)} already ended, {len(before) - len(finished)} to run again" in r.stdout
+    after = {t["id"]: t for t in store.trials(sweep["id"])}
+    assert len(after) == 4 and {t["status"] for t in after.values()} == {"finished"}, after
+    for k in finished:  # a finished trial did not run again
+        assert (after[k]["run_id"], after[k]["started_at"], after[k]["attempts"]) == (
+            before[k]["run_id"],
+            before[k]["started_at"],
+            1,
+        )
+    for k in set(before) - finished:  # the one cut short ran again, with its parameters, as a new run
+        assert after[k]["attempts"] == 2 and after[k]["parameters"] == before[k]["parameters"]
+        assert after[k]["run_id"] != before[k]["run_id"]
+    # Each trial: its own run in the store, trained with its learning rate; a curve, a score and a cost.
+    for t in after.values():
+        run = store.get_run(t["run_id"])
+        assert run["status"] == "finished" and run["config"]["ppo"]["learning_rate"] == t["parameters"]["learning_rate"]
+        assert t["curve"] and t["score"] == max(c[2] for c in t["curve"]) and t["cost"] > 0
+    best = max(after.values(), key=lambda t: t["score"])
+    assert row["best"]["trial"] in {t["id"] for t in after.values() if t["score"] == best["score"]}
+    assert integrity(runs) == "ok"
+
+
+def test_sweep_timeout_threshold_and_steps(tmp_path):
+    # A timeout stops a long trial; it is scored on the curve it reached.
+    cfg = sweep_file(tmp_path, SMALL + "total_timesteps = 10000000\n[sweep]\ntrials = 1\ntimeout = 6\n" + LR)
+    r = workbench("sweep", "--config", cfg, "--method", "carbs", "--runs-dir", "runs", cwd=tmp_path, timeout=120)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    assert "past the timeout; stopping it" in r.stdout and "1 trials (1 timeout)" in r.stdout
+    store = RunStore(tmp_path / "runs")
+    (t,) = store.trials(store.sweeps()[0]["id"])
+    assert t["status"] == "timeout" and t["score"] is not None and store.get_run(t["run_id"])["status"] == "stopped"
+
+    # A threshold ends a trial when the metric reaches it; the cost is the env steps it took.
+    cfg = sweep_file(tmp_path, SMALL + "total_timesteps = 50000\n[sweep]\ntrials = 1\n" + LR, "t.toml")
+    r = workbench(
+        "sweep",
+        "--config",
+        cfg,
+        "--threshold",
+        "5",
+        "--cost",
+        "steps",
+        "--runs-dir",
+        "runs2",
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    store = RunStore(tmp_path / "runs2")
+    (t,) = store.trials(store.sweeps()[0]["id"])
+    run = store.get_run(t["run_id"])
+    assert t["score"] == 5.0 and t["cost"] == t["curve"][-1][0] and run["global_step"] < 50000, (t, run)
+    assert run["status"] == "stopped"
+
+
+def test_notebook_sweep(tmp_path):
+    cfg = sweep_file(
+        tmp_path, '[sweep]\nmethod = "random"\nmetric = "mean_return"\ntrials = 2\nmax_parallel = 2\n' + LR
+    )
+    small = [
+        "-p",
+        "total_timesteps",
+        "2048",
+        "-p",
+        "eval_episodes",
+        "5",
+        "-p",
+        "eval_every",
+        "0",
+        "-p",
+        "device",
+        "cpu",
+    ]
+    r = workbench("sweep", TRAIN, "--config", cfg, *small, "--runs-dir", "runs", cwd=tmp_path, timeout=400)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    store = RunStore(tmp_path / "runs")
+    sweep = store.sweeps()[0]
+    assert (sweep["kind"], sweep["status"], sweep["target"]) == ("notebook", "finished", str(TRAIN))
+    for t in store.trials(sweep["id"]):
+        job = store.get_job(t["id"])  # the trial is a notebook job, with the sweep as its batch
+        assert job["status"] == "finished" and job["batch_id"] == sweep["id"]
+        assert job["parameters"]["learning_rate"] == t["parameters"]["learning_rate"]
+        assert t["score"] == job["result"]["mean_return"] and t["cost"] == pytest.approx(job["duration"])
+
+
+def test_sweep_on_ray(tmp_path, ray_cluster):
+    address, env = ray_cluster
+    cfg = sweep_file(tmp_path, SMALL + "total_timesteps = 2048\n[sweep]\ntrials = 2\nmax_parallel = 2\n" + LR)
+    proc = subprocess.Popen(
+        [*WORKBENCH, "sweep", "--config", cfg, "--ray", address, "--runs-dir", "runs", "--json"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+    def trial_parents():  # the trial processes are children of Ray's workers, not of the sweep command
+        return [p.parent() for p in processes_of(tmp_path) if "workbench.jobs.sweep" in " ".join(p.cmdline())]
+
+    parents = wait_for(trial_parents, timeout=120, interval=0.1, what="a trial process")
+    assert all(p.pid != proc.pid and "ray::" in " ".join(p.cmdline()) for p in parents), [p.cmdline() for p in parents]
+    out = proc.communicate(timeout=400)[0]
+    assert proc.returncode == 0, out[-3000:]
+    row = json.loads(out.strip().splitlines()[-1])
+    trials = RunStore(tmp_path / "runs").trials(row["id"])
+    assert row["status"] == "finished" and [t["status"] for t in trials] == ["finished", "finished"]
+    # Protein: the first trial is the search centre (the experiment's own learning rate, 2.5e-3).
+    assert trials[0]["parameters"]["learning_rate"] == pytest.approx(2.5e-3)
+
+
+BAD = [
+    (LR.replace("log_normal", "lognormal"), "unknown distribution 'lognormal'"),
+    (LR.replace("min = 1e-4", "min = 1e-1"), "min 0.1 must be below max 0.01"),
+    (LR.replace("learning_rate", "learning_rat"), "'learning_rat': a training run has no such setting"),
+    (LR.replace("max = 1e-2", "max = 1e-2\nsteps = 3"), "unknown key 'steps'"),
+    ("trials = 0\n" + LR, "trials must be a whole number of at least 1"),
+    ("", "the sweep searches no parameters"),
+]
+
+
+@pytest.mark.parametrize("sweep, message", BAD)
+def test_sweep_bad_input(tmp_path, sweep, message):
+    cfg = sweep_file(tmp_path, SMALL + "[sweep]\n" + sweep)
+    r = workbench("sweep", "--config", cfg, "--runs-dir", "runs", cwd=tmp_path)
+    assert r.returncode == 2 and r.stdout == "", (r.stdout, r.stderr)
+    assert len(r.stderr.strip().splitlines()) == 1 and message in r.stderr, r.stderr
+    assert not (tmp_path / "runs" / "sweeps").exists(), "nothing may be created before the checks pass"
+    assert not (tmp_path / "runs").exists()
