@@ -143,6 +143,48 @@ def test_notebook_sweep(tmp_path):
         assert t["score"] == job["result"]["mean_return"] and t["cost"] == pytest.approx(job["duration"])
 
 
+PBT = (
+    '[sweep]\nmethod = "pbt"\npopulation = 3\nrounds = 3\nquantile = 0.34\nmax_parallel = 2\n'
+    + LR
+    + '[sweep.gamma]\ndistribution = "logit_normal"\nmin = 0.9\nmax = 0.999\n'
+    + '[sweep.clip_coef]\ndistribution = "uniform"\nmin = 0.1\nmax = 0.3\n'
+    + '[sweep.ent_coef]\ndistribution = "log_normal"\nmin = 1e-4\nmax = 1e-1\n'
+)
+SETTINGS = {
+    "learning_rate": "charts/learning_rate",
+    "gamma": "charts/gamma",
+    "clip_coef": "charts/clip_coef",
+    "ent_coef": "charts/ent_coef",
+}
+
+
+def test_pbt_copies_checkpoints_and_the_perturbed_values_are_in_effect(tmp_path):
+    cfg = sweep_file(tmp_path, SMALL + "total_timesteps = 3072\n" + PBT)
+    r = workbench("sweep", "--config", cfg, "--runs-dir", "runs", "--json", cwd=tmp_path, timeout=400)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    row = json.loads(r.stdout.strip().splitlines()[-1])
+    store = RunStore(tmp_path / "runs")
+    members = {t["id"]: t for t in store.trials(row["id"])}
+    lineage = store.lineage(row["id"])
+    assert row["status"] == "finished" and len(members) == 3 and len(lineage) == 9
+    copies = [entry for entry in lineage if entry["parent"]]
+    assert [c["round"] for c in copies] == [0, 1], lineage  # the worst third copies after every round but the last
+    for c in copies:
+        run_id = members[c["member"]]["run_id"]
+        # It continued from the checkpoint copied from its parent...
+        resumed = [e for e in store.events(run_id, "resumed") if e["step"] == c["step"]]
+        assert resumed and resumed[0]["data"]["checkpoint"].endswith("exploit.pt"), store.events(run_id, "resumed")
+        parent_scores = [e for e in lineage if e["member"] == c["parent"] and e["round"] == c["round"]]
+        assert parent_scores[0]["score"] >= c["score"]
+        # ...and every update of its next round used the perturbed settings, not the checkpoint's.
+        end = 3072 * (c["round"] + 2) // 3
+        for name, key in SETTINGS.items():
+            used = {m["value"] for m in store.metrics(run_id, key) if c["step"] < m["step"] <= end}
+            assert used and all(v == pytest.approx(c["parameters"][name]) for v in used), (name, used, c["parameters"])
+    assert all(store.get_run(t["run_id"])["status"] == "finished" for t in members.values())
+    assert integrity(tmp_path / "runs") == "ok"
+
+
 def test_sweep_on_ray(tmp_path, ray_cluster):
     address, env = ray_cluster
     cfg = sweep_file(tmp_path, SMALL + "total_timesteps = 2048\n[sweep]\ntrials = 2\nmax_parallel = 2\n" + LR)
@@ -167,6 +209,15 @@ def test_sweep_on_ray(tmp_path, ray_cluster):
     assert row["status"] == "finished" and [t["status"] for t in trials] == ["finished", "finished"]
     # Protein: the first trial is the search centre (the experiment's own learning rate, 2.5e-3).
     assert trials[0]["parameters"]["learning_rate"] == pytest.approx(2.5e-3)
+
+    # Population-based training on the same cluster: each member's round is a Ray task.
+    cfg = sweep_file(tmp_path, SMALL + "total_timesteps = 2048\n" + PBT.replace("rounds = 3", "rounds = 2"), "pbt.toml")
+    r = workbench(
+        "sweep", "--config", cfg, "--ray", address, "--runs-dir", "runs", "--json", cwd=tmp_path, env=env, timeout=400
+    )
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    row = json.loads(r.stdout.strip().splitlines()[-1])
+    assert row["status"] == "finished" and len(RunStore(tmp_path / "runs").lineage(row["id"])) == 6
 
 
 BAD = [

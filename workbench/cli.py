@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Optional
 
 from .jobs.commands import add_job_commands
-from .jobs.sweep import add_sweep_command
+from .jobs.tune import add_sweep_command
 
 # %% auto #0
 __all__ = ['ALIASES', 'JUDGE_NAMES', 'fail', 'add_config_flags', 'build_config', 'cmd_train', 'load_policy', 'cmd_eval',

@@ -261,7 +261,8 @@ def _on_event(self: TrainingSession, e: Event) -> None:
         self._set()
     elif e.kind == Kind.EVAL and "tasks" in d:   # a token team's: its success is its score
         self.history.add(e.step, {Metric.EVAL_RETURN: d.get("mean_return")})
-        self._note(e.step, "eval", f"evaluation: {d.get('split', 'val')} team success {fmt_rate(d['success'])} over {d['tasks']} tasks")
+        self._note(e.step, "eval", f"evaluation: {d.get('split', 'val')} team success {fmt_rate(d['success'])} "
+                                   f"over {d['tasks']} tasks")
         self._set()
     elif e.kind == Kind.EVAL:
         self.history.add(e.step, {Metric.EVAL_RETURN: d.get("mean_return")})

@@ -47,11 +47,14 @@ CREATE TABLE IF NOT EXISTS trials (
     status TEXT NOT NULL, run_id TEXT, attempts INTEGER NOT NULL DEFAULT 0, score REAL, cost REAL, curve TEXT,
     predicted TEXT, error TEXT, created_at REAL NOT NULL, started_at REAL, ended_at REAL);
 CREATE INDEX IF NOT EXISTS trials_by_sweep ON trials(sweep_id, idx);
+CREATE TABLE IF NOT EXISTS lineage (
+    sweep_id TEXT NOT NULL REFERENCES sweeps(id), round INTEGER NOT NULL, member TEXT NOT NULL, parent TEXT,
+    step INTEGER NOT NULL, parameters TEXT NOT NULL, score REAL, time REAL NOT NULL);
 """
 JOB_FIELDS = ("status", "processes", "batch_id", "out_dir", "report_path", "pid", "started_at", "ended_at", "duration",
               "error", "result")
 SWEEP_FIELDS = ("status", "pid", "host", "started_at", "ended_at", "best", "spec")
-TRIAL_FIELDS = ("status", "run_id", "attempts", "score", "cost", "curve", "error", "started_at", "ended_at")
+TRIAL_FIELDS = ("parameters", "status", "run_id", "attempts", "score", "cost", "curve", "error", "started_at", "ended_at")
 RUN_FIELDS = ("name", "status", "env", "policy", "config", "run_dir", "host", "code_version", "pid", "created_at",
               "started_at", "ended_at", "global_step", "best_return", "last_return", "summary")
 
@@ -317,12 +320,25 @@ def add_trial(self: RunStore, sweep_id: str, idx: int, parameters: dict, predict
 @patch
 def update_trial(self: RunStore, trial_id: str, **fields) -> None:
     "Set columns of a trial (status, run, score, cost, curve...)."
-    _update_row(self, "trial", trial_id, fields, TRIAL_FIELDS, ("curve",))
+    _update_row(self, "trial", trial_id, fields, TRIAL_FIELDS, ("curve", "parameters"))
 
 @patch
 def trials(self: RunStore, sweep_id: str) -> list[dict]:
     "A sweep's trials in order."
     return [_row(r) for r in self.db.execute("SELECT * FROM trials WHERE sweep_id = ? ORDER BY idx", (sweep_id,))]
+
+@patch
+def add_lineage(self: RunStore, sweep_id: str, round_: int, member: str, parent: Optional[str], step: int,
+                parameters: dict, score: Optional[float]) -> None:
+    "Record how population-based training left `member` after round `round_`: the member it copied (None: none)."
+    with self.transaction() as db:
+        db.execute("INSERT INTO lineage VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                   (sweep_id, round_, member, parent, int(step), json.dumps(parameters), _finite(score), time.time()))
+
+@patch
+def lineage(self: RunStore, sweep_id: str) -> list[dict]:
+    "A population's lineage, by round then member."
+    return [_row(r) for r in self.db.execute("SELECT * FROM lineage WHERE sweep_id = ? ORDER BY round, member", (sweep_id,))]
 
 # %% ../../nbs/03b_runs.store.ipynb #7600fc68
 EVAL_KEYS = {"mean_return": Metric.EVAL_RETURN, "std_return": Metric.EVAL_STD}   # an `eval` event's data -> metric keys

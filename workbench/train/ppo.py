@@ -215,7 +215,8 @@ class PPOTrainer(Trainer):
                       "perf/update_time": t2 - t1, "perf/rollout_time": t1 - t0,
                       "perf/processes": self.accelerator.num_processes,
                       Metric.LEARNING_RATE: self.optimizer.param_groups[0]["lr"], Metric.UPDATE: self.update_count,
-                      "charts/ent_coef": ppo.ent_coef, "charts/clip_coef": ppo.clip_coef})
+                      "charts/ent_coef": ppo.ent_coef, "charts/clip_coef": ppo.clip_coef,
+                      "charts/gamma": ppo.gamma, "charts/gae_lambda": ppo.gae_lambda})
         if self.main: self.bus.emit(Kind.UPDATE, self.global_step, total=ppo.total_timesteps, **stats)
 
     def _summary(self) -> dict:
@@ -260,6 +261,11 @@ class PPOTrainer(Trainer):
             self.optimizer.load_state_dict(state["optimizer"]); self.scheduler.load_state_dict(state["scheduler"])
         except (RuntimeError, ValueError, KeyError) as e:
             raise CheckpointError(f"checkpoint does not fit this policy: {str(e).splitlines()[0][:160]}") from None
+        # The config's learning rate wins over the one saved with the optimizer: a resume (or a PBT exploit) that
+        # changes it trains with the new value (RLlib drops such changes after a restore: ray#62173). Unchanged, this
+        # recomputes the saved value exactly (base x the schedule's factor, as LambdaLR does).
+        self.scheduler.base_lrs = [self.cfg.ppo.learning_rate] * len(self.scheduler.base_lrs)
+        for g in self.optimizer.param_groups: g["lr"] = self.cfg.ppo.learning_rate * self._lr_factor(self.scheduler.last_epoch)
         set_rng_state(state["rng"])
         c = state["counters"]
         self.global_step, self.update_count, self.episodes = c["global_step"], c["update"], c["episodes"]
