@@ -238,3 +238,60 @@ def test_sweep_bad_input(tmp_path, sweep, message):
     assert len(r.stderr.strip().splitlines()) == 1 and message in r.stderr, r.stderr
     assert not (tmp_path / "runs" / "sweeps").exists(), "nothing may be created before the checks pass"
     assert not (tmp_path / "runs").exists()
+
+
+def test_sweeps_page_api_and_report(tmp_path):
+    "A real sweep of two trials, then: its report, the read-only API over it, and the Sweeps page in Chromium, offline."
+    import urllib.request
+
+    from playwright.sync_api import sync_playwright
+
+    from conftest import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, NOT_LOOPBACK
+    from test_app import Server
+
+    cfg = sweep_file(
+        tmp_path, SMALL + 'total_timesteps = 1024\n[sweep]\nmethod = "random"\ntrials = 2\nmax_parallel = 2\n' + LR
+    )
+    r = workbench("sweep", "--config", cfg, "--runs-dir", "runs", "--json", cwd=tmp_path, timeout=300)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    row = json.loads(r.stdout.strip().splitlines()[-1])
+    report = (
+        (tmp_path / row["report"]) if not row["report"].startswith("/") else __import__("pathlib").Path(row["report"])
+    )
+    page_html = report.read_text()
+    assert "Score against cost" in page_html and "Parameters against score" in page_html
+    assert '<script src="http' not in page_html
+
+    server = Server(tmp_path / "runs")
+    try:
+
+        def get(path):
+            with urllib.request.urlopen(f"{server.base}/api/{path}", timeout=60) as resp:
+                return json.loads(resp.read())
+
+        (listed,) = get("sweeps")["sweeps"]
+        assert (listed["id"], listed["trials"], listed["counts"]) == (row["id"], 2, {"finished": 2})
+        detail = get(f"sweeps/{row['id']}")
+        assert [t["status"] for t in detail["trials"]] == ["finished", "finished"] and detail["pareto"]
+        assert len(detail["best_so_far"]) == 2 and detail["best_so_far"][-1] == row["best"]["score"]
+        trends = get("performance/trends")
+        assert trends["runs"] == 2 and len(trends["envs"]["gym:CartPole-v1"]["sps"]) == 2
+        with pytest.raises(urllib.error.HTTPError) as e:
+            get("sweeps/nope")
+        assert e.value.code == 404
+
+        with sync_playwright() as p:
+            b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            page = b.new_page(viewport={"width": 1024, "height": 900})
+            requested = []
+            page.on("request", lambda req: requested.append(req.url))
+            page.goto(f"{server.base}/sweeps?id={row['id']}")
+            page.locator(".wb-sweep-charts .js-plotly-plot").nth(2).wait_for(timeout=60_000)
+            assert page.locator(".wb-sweep-charts .js-plotly-plot").count() == 3  # best so far, parameters, cost
+            assert page.locator(".wb-trials .tabulator-row").count() == 2
+            ARTIFACTS.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(ARTIFACTS / "sweeps_page.png"), full_page=True)
+            b.close()
+        assert [u for u in requested if NOT_LOOPBACK.match(u)] == []
+    finally:
+        server.stop()

@@ -13,12 +13,14 @@ import tornado.web
 from ..runs.events import Metric
 from ..runs.store import RunStore
 from ..runs.sinks import fmt_time
+from ..jobs.sweep_report import sweep_data
 
 # %% auto #0
 __all__ = ['SECURITY_HEADERS', 'RUN_COLUMNS', 'is_loopback', 'check_bind', 'host_name_of', 'allowed_hosts', 'ForbiddenHost',
            'SecurityHeaders', 'guard_application', 'cpu_busy_percent', 'system_snapshot', 'system_line',
-           'SystemMonitor', 'clean_json', 'thin', 'performance_summary', 'run_detail', 'metric_series', 'ApiHandler',
-           'StatusApi', 'RunsApi', 'RunApi', 'MetricsApi', 'PerformanceApi', 'NotFoundApi']
+           'SystemMonitor', 'clean_json', 'thin', 'performance_summary', 'run_detail', 'metric_series',
+           'performance_trends', 'sweeps_summary', 'ApiHandler', 'StatusApi', 'RunsApi', 'RunApi', 'MetricsApi',
+           'PerformanceApi', 'TrendsApi', 'SweepsApi', 'SweepApi', 'NotFoundApi']
 
 # %% ../../nbs/07d_app.api.ipynb #581c8903
 def is_loopback(address: str) -> bool:
@@ -188,6 +190,30 @@ def metric_series(store: RunStore, run_id: str, key: str) -> Optional[dict]:
     if not rows: return None
     return {"run_id": run_id, "key": key, "steps": [r["step"] for r in rows], "values": [r["value"] for r in rows]}
 
+# %% ../../nbs/07d_app.api.ipynb #22e9cf6e
+def performance_trends(store: RunStore) -> dict:
+    "Per env, its runs in creation order: when, which run, best score, steps per second (the run's average)."
+    by_env = {}
+    for run in sorted(store.runs(), key=lambda r: r["created_at"]):
+        sps = [m["value"] for m in store.metrics(run["id"], Metric.SPS) if m["value"] is not None]
+        evals = [m["value"] for m in store.metrics(run["id"], Metric.EVAL_RETURN) if m["value"] is not None]
+        score = run["best_return"] if run["best_return"] is not None else (max(evals) if evals else None)
+        t = by_env.setdefault(run["env"] or "?", {"time": [], "run": [], "score": [], "sps": []})
+        t["time"].append(run["created_at"]); t["run"].append(run["id"]); t["score"].append(score)
+        t["sps"].append(sps[-1] if sps else None)
+    return {"envs": by_env, "runs": sum(len(t["run"]) for t in by_env.values())}
+
+def sweeps_summary(store: RunStore) -> list:
+    "The sweeps, newest first: what, how, status, best, and how many trials ended how."
+    out = []
+    for s in store.sweeps():
+        counts = {}
+        for t in store.trials(s["id"]): counts[t["status"]] = counts.get(t["status"], 0) + 1
+        out.append({k: s[k] for k in ("id", "name", "kind", "target", "method", "metric", "goal", "status", "created_at",
+                                      "started_at", "ended_at", "best", "sweep_dir")} | {"trials": sum(counts.values()),
+                                                                                         "counts": counts})
+    return out
+
 # %% ../../nbs/07d_app.api.ipynb #9d0622d4
 class ApiHandler(tornado.web.RequestHandler):
     "Base of the JSON endpoints: token check, JSON replies and JSON errors."
@@ -238,6 +264,18 @@ class MetricsApi(ApiHandler):
 
 class PerformanceApi(ApiHandler):
     def get(self): self.reply(performance_summary(self.app.store))
+
+class TrendsApi(ApiHandler):
+    def get(self): self.reply(performance_trends(self.app.store))
+
+class SweepsApi(ApiHandler):
+    def get(self): self.reply({"sweeps": sweeps_summary(self.app.store)})
+
+class SweepApi(ApiHandler):
+    def get(self, sweep_id):
+        d = sweep_data(self.app.store, sweep_id)
+        if d is None: return self.reply({"error": f"no sweep {sweep_id!r} in {self.app.store.path}"}, 404)
+        self.reply(d)
 
 class NotFoundApi(ApiHandler):
     def get(self, path): self.reply({"error": f"no API endpoint /api/{path}"}, 404)

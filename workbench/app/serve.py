@@ -16,18 +16,20 @@ from ..runs.events import Metric
 from ..runs.store import RunStore
 from ..train.config import TrainConfig
 from ..train.lm import LMTrainConfig
-from ..runs.sinks import fmt_time
+from ..runs.sinks import fmt_number, fmt_time
 from .session import TrainingSession, MetricHistory
 from .charts import chart_figure, chart_set, _layout
 from .api import (SystemMonitor, allowed_hosts, check_bind, guard_application, system_line, StatusApi,
-                               RunsApi, MetricsApi, RunApi, PerformanceApi, NotFoundApi)
+                               RunsApi, MetricsApi, RunApi, PerformanceApi, TrendsApi, SweepsApi, SweepApi, NotFoundApi,
+                               sweeps_summary)
+from ..jobs.sweep_report import sweep_data, sweep_figures
 from .pages import (LIVE_STATUSES, HPARAMS_CSS, chart_keys, run_head, event_rows, checkpoint_rows,
                                  metric_history, eval_history, overlay_series, overlay_figure, hparams_html)
 from .dashboard import TrainingDashboard
 
 # %% auto #0
 __all__ = ['RETURN_KEY', 'NEW_SESSIONS', 'PAGES', 'WorkbenchApp', 'page', 'runs_table', 'runs_page', 'run_page', 'live_page',
-           'system_page', 'make_server', 'serve']
+           'system_page', 'sweep_trials_table', 'sweeps_page', 'make_server', 'serve']
 
 # %% ../../nbs/07f_app.serve.ipynb #bd069953
 class WorkbenchApp:
@@ -68,7 +70,8 @@ class WorkbenchApp:
         kw = {"app": self}
         return [(r"/api/status/?", StatusApi, kw), (r"/api/runs/?", RunsApi, kw),
                 (r"/api/runs/([^/]+)/metrics/?", MetricsApi, kw), (r"/api/runs/([^/]+)/?", RunApi, kw),
-                (r"/api/performance/summary/?", PerformanceApi, kw), (r"/api/(.*)", NotFoundApi, kw),
+                (r"/api/performance/summary/?", PerformanceApi, kw), (r"/api/performance/trends/?", TrendsApi, kw),
+                (r"/api/sweeps/?", SweepsApi, kw), (r"/api/sweeps/([^/]+)/?", SweepApi, kw), (r"/api/(.*)", NotFoundApi, kw),
                 (r"/", tornado.web.RedirectHandler, {"url": "/runs"})]
 
     def close(self, timeout: float = 60.0) -> None:
@@ -98,7 +101,7 @@ def page(app: WorkbenchApp, name: str, body):
                                  "(it ends in <code>?token=...</code>).", alert_type="warning")
         suffix = f"?token={quote(token)}" if token else ""
         links = " · ".join(f"<a href='{p}{suffix}'>{'<b>' + p.title() + '</b>' if p == name else p.title()}</a>"
-                           for p in ("runs", "live", "system"))
+                           for p in ("runs", "live", "sweeps", "system"))
         sysline = pn.pane.HTML(system_line(app.monitor.snapshot()), css_classes=["wb-system-line"], styles={"color": "#555"})
         def tick(): sysline.object = system_line(app.monitor.snapshot())
         pn.state.add_periodic_callback(tick, period=2000)
@@ -282,8 +285,55 @@ def system_page(app: WorkbenchApp, suffix: str):
     pn.state.add_periodic_callback(refresh, period=2000)
     return pn.Column(pn.pane.Markdown("### System"), table, chart, sizing_mode="stretch_width")
 
+# %% ../../nbs/07f_app.serve.ipynb #6ac74a01
+def sweep_trials_table(data: dict, suffix: str = ""):
+    "A sweep's trials as a DataFrame for the table: settings, status, score, cost, a link to the run."
+    import pandas as pd
+    rows = []
+    for t in data["trials"]:
+        run = (f"<a href='run?id={quote(t['run_id'])}{suffix.replace('?', '&')}'>{html.escape(t['run_id'])}</a>"
+               if t.get("run_id") else "")
+        r4 = lambda v: None if v is None else float(f"{v:.4g}")   # noqa: E731  4 significant digits, as the other pages
+        rows.append({"trial": t["id"].rsplit("-", 1)[-1], "status": t["status"], **t["parameters"],
+                     data["sweep"]["metric"]: r4(t["score"]), "cost": r4(t["cost"]),
+                     "Pareto": "✓" if t["idx"] in data["pareto"] else "", "run": run})
+    return pd.DataFrame(rows)
+
+def sweeps_page(app: WorkbenchApp, suffix: str):
+    picker = pn.widgets.Select(name="Sweep", width=640, css_classes=["wb-sweep-picker"])
+    info = pn.pane.HTML(sizing_mode="stretch_width", css_classes=["wb-sweep-info"])
+    table = pn.widgets.Tabulator(show_index=False, disabled=True, pagination="local", page_size=20,
+                                 formatters={"run": {"type": "html"}}, sizing_mode="stretch_width", css_classes=["wb-trials"])
+    charts = pn.Column(sizing_mode="stretch_width", css_classes=["wb-sweep-charts"])
+    def options() -> dict:
+        return {f"{s['id']} · {s['method']} · {s['status']} · {s['trials']} trials": s["id"] for s in sweeps_summary(app.store)}
+    def show(*_):
+        data = sweep_data(app.store, picker.value) if picker.value else None
+        if data is None:
+            info.object = "<p>No sweep yet: <code>workbench sweep --config FILE</code> runs one.</p>"
+            charts.objects = []
+            return
+        s, best = data["sweep"], data["sweep"].get("best") or {}
+        by = f" ({html.escape(best['trial'].rsplit('-', 1)[-1])})" if best else ""
+        info.object = (f"<p>{html.escape(s['kind'])} · {html.escape(s['target'])} · {html.escape(s['method'])} · "
+                       f"{html.escape(s['metric'])} ({s['goal']}) · {html.escape(s['status'])} · best "
+                       f"{fmt_number(best.get('score'))}{by}</p>")
+        table.value = sweep_trials_table(data, suffix)
+        charts.objects = [pn.pane.Plotly(fig, sizing_mode="stretch_width") for _, fig in sweep_figures(data)]
+    def refresh():
+        found = options()
+        if found != picker.options: picker.options = found
+        if picker.value and (app.store.get_sweep(picker.value) or {}).get("status") == "running": show()
+    picker.options = options()
+    wanted = _session_arg("id")
+    picker.value = wanted if wanted in picker.options.values() else next(iter(picker.options.values()), None)
+    picker.param.watch(show, "value")
+    show()
+    pn.state.add_periodic_callback(refresh, period=5000)
+    return pn.Column(pn.pane.Markdown("### Sweeps"), picker, info, table, charts, sizing_mode="stretch_width")
+
 # %% ../../nbs/07f_app.serve.ipynb #ab9c35e4
-PAGES = {"runs": runs_page, "run": run_page, "live": live_page, "system": system_page}
+PAGES = {"runs": runs_page, "run": run_page, "live": live_page, "sweeps": sweeps_page, "system": system_page}
 
 def make_server(runs_dir: str = "runs", port: int = 5006, address: str = "127.0.0.1", token: Optional[str] = None,
                 allow_hosts=()):
