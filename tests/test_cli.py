@@ -188,3 +188,37 @@ def test_wandb_sink_offline(runs_dir, tmp_path):
     run_dir = Path(last_json(r.stdout)["run_dir"])
     offline = list(run_dir.glob("wandb/offline-run-*/run-*.wandb"))
     assert offline and offline[0].stat().st_size > 0
+
+
+def test_tensorboard_event_files(tmp_path):
+    "`--tensorboard`: TensorBoard event files in the run folder, under CleanRL's keys, readable by TensorBoard itself."
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    r = workbench(
+        "train",
+        *TINY,
+        "--total-timesteps",
+        256,
+        "--eval-every",
+        4,
+        "--eval-episodes",
+        2,
+        "--tensorboard",
+        "--runs-dir",
+        tmp_path / "runs",
+        "--json",
+    )
+    assert r.returncode == 0, r.stderr
+    run_dir = Path(last_json(r.stdout)["run_dir"])
+    acc = EventAccumulator(str(run_dir / "tensorboard"))
+    acc.Reload()
+    tags = set(acc.Tags()["scalars"])
+    assert {
+        "charts/episodic_return",
+        "losses/value_loss",
+        "losses/approx_kl",
+        "perf/sps",
+        "eval/mean_return",
+    } <= tags, tags
+    assert [s.step for s in acc.Scalars("perf/sps")] == [32 * i for i in range(1, 9)]
+    assert "hyperparameters/text_summary" in acc.Tags()["tensors"]

@@ -55,7 +55,7 @@ def cmd_train(args) -> int:
     from workbench.env.make import resolve_env
     from workbench.env.spec import parse_spec
     from workbench.train.runner import new_trainer, train_run
-    from workbench.runs.sinks import ProgressSink, WandbSink
+    from workbench.runs.sinks import ProgressSink
 
     # 1. Validate everything before creating anything.
     state, run_dir, path = None, None, None
@@ -74,8 +74,7 @@ def cmd_train(args) -> int:
     # 2. Record the run (on the main process only: other ranks of a distributed run train, and leave
     #    the writing to rank 0) and train; SIGINT/SIGTERM save and stop, SIGUSR1 saves.
     def sinks(t):
-        return ([] if args.quiet else [ProgressSink(cfg.ppo.total_timesteps, initial=t.global_step)]) + \
-               ([WandbSink(t.run_dir.name, cfg.to_dict(), str(t.run_dir))] if cfg.run.wandb else [])
+        return [] if args.quiet else [ProgressSink(cfg.ppo.total_timesteps, initial=t.global_step)]   # (+ wandb, TensorBoard)
     summary, run_id, _ = train_run(trainer=trainer, sinks=sinks, signals=True, resumed_from=path)
     if run_id is None: return 0
     if summary["status"] == "diverged":

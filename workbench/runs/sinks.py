@@ -5,12 +5,13 @@
 # %% ../../nbs/03c_runs.sinks.ipynb #7595aa21
 from __future__ import annotations
 import math, os, sys, time
+from pathlib import Path
 from typing import Optional
 
 from .events import Event, Kind, Metric
 
 # %% auto #0
-__all__ = ['ProgressSink', 'fmt_duration', 'LineSink', 'fmt_time', 'fmt_number', 'WandbSink']
+__all__ = ['ProgressSink', 'fmt_duration', 'LineSink', 'fmt_time', 'fmt_number', 'WandbSink', 'TensorBoardSink', 'optional_sinks']
 
 # %% ../../nbs/03c_runs.sinks.ipynb #fbec44f2
 class ProgressSink:
@@ -115,3 +116,32 @@ class WandbSink:
                     if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)}
             self.run.log(data, step=e.step)
     def close(self): self.run.finish()
+
+# %% ../../nbs/03c_runs.sinks.ipynb #66a6bdd0
+class TensorBoardSink:
+    "Writes `update` and `eval` metrics as TensorBoard scalars to `log_dir` (`pip install 'workbench[tensorboard]'`)."
+    def __init__(self, log_dir: str, config: Optional[dict] = None):
+        try: from torch.utils.tensorboard import SummaryWriter
+        except ImportError:
+            from workbench.core import ConfigError
+            raise ConfigError("--tensorboard needs the tensorboard package: pip install 'workbench[tensorboard]'") from None
+        self.writer = SummaryWriter(log_dir)
+        if config:
+            flat = {f"{s}.{k}" if isinstance(v, dict) else s: v for s, sec in config.items()
+                    for k, v in (sec.items() if isinstance(sec, dict) else [(s, sec)])}
+            rows = "\n".join(f"|{k}|{v}|" for k, v in flat.items())
+            self.writer.add_text("hyperparameters", f"|param|value|\n|-|-|\n{rows}")
+    def __call__(self, e: Event):
+        if e.kind not in (Kind.UPDATE, Kind.EVAL): return
+        prefix = "eval/" if e.kind == Kind.EVAL else ""
+        for k, v in e.data.items():
+            if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v):
+                self.writer.add_scalar(prefix + k if "/" in k or prefix else f"charts/{k}", v, e.step, walltime=e.time)
+    def close(self): self.writer.close()
+
+def optional_sinks(cfg, run_dir) -> list:
+    "The sinks `cfg.run` asks for besides the store: `WandbSink` (`wandb`), `TensorBoardSink` (`tensorboard`)."
+    run, out = cfg.run, []
+    if getattr(run, "wandb", False): out.append(WandbSink(Path(run_dir).name, cfg.to_dict(), str(run_dir)))
+    if getattr(run, "tensorboard", False): out.append(TensorBoardSink(str(Path(run_dir) / "tensorboard"), cfg.to_dict()))
+    return out

@@ -70,7 +70,7 @@ def main_train_lm(argv: list) -> int:
     "Train (or resume) a language-model agent; a progress bar, then a summary (one JSON line with --json)."
     from workbench.train.checkpoint import find_checkpoint, load_checkpoint
     from workbench.train.runner import new_trainer, train_run
-    from workbench.runs.sinks import ProgressSink, WandbSink
+    from workbench.runs.sinks import ProgressSink
     state, run_dir, path, team = None, None, None, "--team" in argv   # 1. everything checked before anything is written
     resume = _flag(argv, "--resume")
     if resume:
@@ -84,8 +84,7 @@ def main_train_lm(argv: list) -> int:
     trainer = new_trainer(cfg, resume=state, run_dir=run_dir)   # builds the model and the task source
 
     def sinks(t):                                    # 2. record and train
-        return ([] if args.quiet else [ProgressSink(cfg.optim.updates, initial=t.global_step)]) + \
-               ([WandbSink(t.run_dir.name, cfg.to_dict(), str(t.run_dir))] if cfg.run.wandb else [])
+        return [] if args.quiet else [ProgressSink(cfg.optim.updates, initial=t.global_step)]   # (+ wandb, TensorBoard)
     summary, run_id, _ = train_run(trainer=trainer, sinks=sinks, signals=True, resumed_from=path)
     if run_id is None: return 0
     if args.json: print(json.dumps(summary))

@@ -100,6 +100,8 @@ class RunConfig:
     "episodes per periodic evaluation"
     wandb: bool = False
     "also log to Weights & Biases (offline unless WANDB_MODE says otherwise)"
+    tensorboard: bool = False
+    "also write TensorBoard event files to <run folder>/tensorboard (charts/, losses/, perf/, eval/ keys)"
 
     def __post_init__(self):
         check_types(self)

@@ -12,6 +12,7 @@ from ..core import ConfigError, atomic_write_text
 from ..env.spec import parse_spec
 from ..runs.events import Kind, install_signal_handlers
 from ..runs.store import RunStore, StoreSink, new_run_id
+from ..runs.sinks import optional_sinks
 from .config import TrainConfig
 from .ppo import PPOTrainer
 from .lm import LMTrainConfig
@@ -74,13 +75,14 @@ def finish_run(store: RunStore, run_id: str, run_dir: Union[str, Path], summary:
 # %% ../../nbs/05i_train.runner.ipynb #586f9946
 def record_run(trainer: PPOTrainer, sinks: Optional[Callable[[PPOTrainer], list]] = None,
                resumed_from: Optional[Union[str, Path]] = None) -> Optional[RunStore]:
-    """On the main process, open the trainer's run in the store and attach the store's sink and `sinks(trainer)`
-    (a function, so that nothing is made on other processes); returns the store (None on other processes)."""
+    """On the main process, open the trainer's run in the store and attach the store's sink, the sinks its config asks
+    for (wandb, TensorBoard) and `sinks(trainer)` (a function, so that nothing is made on other processes); returns
+    the store (None on other processes)."""
     if not trainer.main: return None
     run_id = trainer.run_dir.name
     store = open_run(trainer.cfg, run_id, trainer.run_dir)
     trainer.bus.subscribe(StoreSink(store, run_id))   # connections are per thread: the sink's thread opens its own
-    for sink in (sinks(trainer) if sinks else []): trainer.bus.subscribe(sink)
+    for sink in optional_sinks(trainer.cfg, trainer.run_dir) + (sinks(trainer) if sinks else []): trainer.bus.subscribe(sink)
     if resumed_from is not None: trainer.bus.emit(Kind.RESUMED, trainer.global_step, checkpoint=str(resumed_from))
     return store
 
