@@ -295,3 +295,12 @@ def test_sweeps_page_api_and_report(tmp_path):
         assert [u for u in requested if NOT_LOOPBACK.match(u)] == []
     finally:
         server.stop()
+
+
+@pytest.mark.parametrize("name", ["cartpole", "pendulum_pbt"])
+def test_example_sweep_configs_plan(tmp_path, name):
+    "The example sweeps in nbs/experiments/sweeps/ pass every check a sweep makes before it starts."
+    from workbench.jobs.sweep import plan_sweep
+
+    plan = plan_sweep(ROOT / "nbs" / "experiments" / "sweeps" / f"{name}.toml", runs_dir=tmp_path / "runs")
+    assert plan["kind"] == "train" and plan["params"] and not (tmp_path / "runs").exists()
