@@ -6,6 +6,7 @@
 from __future__ import annotations
 from ..core import ConfigError, WorkbenchError  # first: quiets dependency notices
 import json, os, signal, sys, threading, time
+from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Callable, Optional, Union
 
@@ -187,7 +188,10 @@ def run_sweep(sweep_dir: Union[str, Path], announce: Callable[[str], None] = pri
              + (f"; {ended} already ended, {len(redo)} to run again" if trials else ""))
     store.update_sweep(sid, status="running", started_at=time.time(), pid=os.getpid())
     launcher = RayLauncher(ray_address) if ray_address else None
-    running, next_idx, interrupted = {}, len(trials), False
+    running, next_idx, interrupted, pending = {}, len(trials), False, None
+    # The strategy thinks on a thread of its own (Protein fits two Gaussian processes for every suggestion: seconds of
+    # CPU), so trials keep being watched and started meanwhile; its observations queue on the same thread.
+    thinker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sweep-strategy")
     main = threading.current_thread() is threading.main_thread()   # signals can be caught on the main thread only
     old = {signal.SIGTERM: signal.signal(signal.SIGTERM, _raise_interrupt)} if main else {}
 
@@ -210,7 +214,7 @@ def run_sweep(sweep_dir: Union[str, Path], announce: Callable[[str], None] = pri
                                                  if code else f"the run recorded no {o['metric']!r}")
         if score is None and status == "finished": status = "failed"
         store.update_trial(tid, status=status, curve=curve, score=score, cost=cost, error=error, ended_at=time.time())
-        observe_trial(strategy, {**t, "curve": curve, "started_at": r["t0"], "ended_at": time.time()}, o)
+        thinker.submit(observe_trial, strategy, {**t, "curve": curve, "started_at": r["t0"], "ended_at": time.time()}, o)
         best = _best(store.trials(sid), o)
         store.update_sweep(sid, best=best)
         what = f"{o['metric']} {score:.4g} {_cost_text(cost, o)}" if score is not None else error
@@ -219,13 +223,16 @@ def run_sweep(sweep_dir: Union[str, Path], announce: Callable[[str], None] = pri
 
     try:
         while True:
-            while len(running) < o["max_parallel"] and (redo or next_idx < o["trials"]):
-                if redo: start(redo.pop(0)); continue
-                values, predicted = strategy.suggest(next_idx)
-                tid = store.add_trial(sid, next_idx, values, predicted)
-                start({"id": tid, "idx": next_idx, "parameters": values, "attempts": 0})
-                next_idx += 1
-            if not running: break
+            while len(running) < o["max_parallel"] and redo: start(redo.pop(0))
+            if len(running) < o["max_parallel"] and next_idx < o["trials"]:
+                pending = pending or thinker.submit(strategy.suggest, next_idx)
+                if pending.done():
+                    (values, predicted), pending = pending.result(), None
+                    tid = store.add_trial(sid, next_idx, values, predicted)
+                    start({"id": tid, "idx": next_idx, "parameters": values, "attempts": 0})
+                    next_idx += 1
+                    continue
+            if not running and pending is None: break
             finished_curves = [t["curve"] for t in store.trials(sid) if t["status"] == "finished" and t.get("curve")]
             for tid, r in list(running.items()):
                 code = r["poll"]()
@@ -239,7 +246,8 @@ def run_sweep(sweep_dir: Union[str, Path], announce: Callable[[str], None] = pri
                 if r["why"]:
                     announce(f"{_short(tid)}: {'past the timeout' if r['why'] == 'timeout' else 'below the median'}; stopping it")
                     r["stop"]()
-            time.sleep(poll_s)
+            if pending: wait([pending], timeout=poll_s)
+            else: time.sleep(poll_s)
     except KeyboardInterrupt:
         interrupted = True
         announce(f"sweep {sid}: interrupted; stopping {len(running)} running trial(s)")
@@ -249,6 +257,7 @@ def run_sweep(sweep_dir: Union[str, Path], announce: Callable[[str], None] = pri
         for tid in running: store.update_trial(tid, status="interrupted", ended_at=time.time())
     finally:
         for s, h in old.items(): signal.signal(s, h)
+        thinker.shutdown(wait=not interrupted, cancel_futures=interrupted)
         if launcher: launcher.close()
     trials = store.trials(sid)
     status = "interrupted" if interrupted else "finished" if any(t.get("score") is not None for t in trials) else "failed"

@@ -40,6 +40,10 @@ def sweep_data(store: RunStore, sweep_id: str) -> Optional[dict]:
 # %% ../../nbs/06i_jobs.sweep_report.ipynb #f4c1cfc1
 _PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
 
+def _whole_ticks(n: int) -> dict:
+    "An x axis of trial or round numbers: whole numbers only, at most about a dozen ticks."
+    return dict(tickmode="linear", tick0=1, dtick=max(1, math.ceil(n / 12)))
+
 def _axis(name: str, values: list, spec: dict) -> dict:
     "One parallel-coordinates axis: log10 of a log-scaled parameter, a choice's index with its labels."
     dist = spec.get("distribution")
@@ -63,6 +67,7 @@ def sweep_figures(data: dict) -> list:
                                   text=[t["id"] for t in trials]),
                        go.Scatter(x=idx, y=data["best_so_far"], mode="lines", line_shape="hv", name="best so far")])
         f.update_layout(title="Best score so far", xaxis_title="trial", yaxis_title=metric, **layout)
+        f.update_xaxes(**_whole_ticks(len(idx)))
         figs.append(("best so far", f))
     scored = [t for t in trials if t["score"] is not None]
     names = [n for n in data["parameters"] if scored and all(n in t["parameters"] for t in scored)]
@@ -107,6 +112,8 @@ def _lineage_figures(data: dict, layout: dict, names: list) -> list:
                                    showlegend=False, hovertext=f"{short[e['member']]} copied {short[e['parent']]}"))
     f.update_layout(title="Lineage: score per round (dotted: copied from)", xaxis_title="round",
                     yaxis_title=data["sweep"]["metric"], **layout)
+    rounds = max(e["round"] for e in lineage) + 1
+    f.update_xaxes(**_whole_ticks(rounds))
     out = [("lineage", f)]
     last = max(e["round"] for e in lineage)
     for n in names:
@@ -117,6 +124,7 @@ def _lineage_figures(data: dict, layout: dict, names: list) -> list:
                                    line_shape="hv", name=short[m], line=dict(color=color[m])))
         g.update_layout(title=f"Schedule: {n} per member (from the round after each decision)", xaxis_title="round",
                         yaxis_title=n, **layout)
+        g.update_xaxes(**_whole_ticks(rounds))
         out.append((f"schedule {n}", g))
     return out
 
