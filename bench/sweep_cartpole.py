@@ -7,7 +7,9 @@ parameter's search centre (`mean`, where Protein and the Pareto search start) is
 trainer's tuned defaults, so no method starts from a known good setting. Score: the evaluation return, capped at
 475; cost: the seconds from the run's start to solving (or to its end). So among solved trials the fastest is best,
 and the question is which search finds a fast setting in fewer trials. Several sweep seeds per method, all in one
-run, one sweep at a time.
+run, one sweep at a time, one trial at a time (`--max-parallel 1`): the cost is wall-clock time, and on 2 cores a
+second trial or Protein's thinking (it fits two Gaussian processes per suggestion, about 4 s of one core) would share
+a core with the trial being timed. The sweep's wall time (the strategy's thinking included) is printed too.
 
     python bench/sweep_cartpole.py                                  # protein and random, 3 seeds, 16 trials each
     python bench/sweep_cartpole.py --methods protein,random,carbs --seeds 1,2,3 --trials 16
@@ -212,7 +214,7 @@ def main():
     ap.add_argument("--methods", default="protein,random")
     ap.add_argument("--seeds", default="1,2,3")
     ap.add_argument("--trials", type=int, default=16)
-    ap.add_argument("--max-parallel", type=int, default=2)
+    ap.add_argument("--max-parallel", type=int, default=1)
     ap.add_argument("--json", default="bench/out/sweep_cartpole.json")
     ap.add_argument("--html", default="bench/sweep_cartpole.html")
     ap.add_argument("--report", metavar="JSON", help="only print the table and write the chart of a saved run")

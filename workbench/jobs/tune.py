@@ -82,6 +82,8 @@ def cmd_sweep(args) -> int:
                            {"options": o, "params": plan["params"], "fixed": plan["fixed"]}, str(sweep_dir))
     announce = (lambda m: None) if args.quiet else (lambda m: print(m, flush=True))
     row_options = json.loads((sweep_dir / "sweep.json").read_text())["options"]
+    import torch
+    torch.set_num_threads(1)   # this process only thinks (Protein's small Gaussian processes): the cores are the trials'
     if row_options["method"] == "pbt": row = run_pbt(sweep_dir, announce, args.ray, in_process=args.in_process)
     else: row = run_sweep(sweep_dir, announce, args.ray)
     trials, report = store.trials(row["id"]), build_sweep_report(sweep_dir)
