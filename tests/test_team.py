@@ -69,6 +69,7 @@ def test_team_bad_settings_are_one_line(tmp_path):
         ),
         (["--task", "code", "--max-new-tokens", "64", "--level", "expert"], "level must be one of easy, medium, hard"),
         (["--task", "maze"], "task"),
+        (["--path-reward", "steps"], "path_reward"),
     ]:
         r = workbench("train", "--team", *flags, "--runs-dir", tmp_path / "runs")
         assert r.returncode == 2, (flags, r.stderr)

@@ -14,7 +14,7 @@ from .planpath import (MOVE_NAMES, SPLITS, grid_prompt, parse_moves, play_moves,
                                     shortest_moves)
 
 # %% auto #0
-__all__ = ['STOPS', 'PathTask', 'held_out_grids', 'grid_stream', 'outcome_text', 'moves_text', 'planner_prompt',
+__all__ = ['STOPS', 'PATH_REWARDS', 'PathTask', 'held_out_grids', 'grid_stream', 'outcome_text', 'moves_text', 'planner_prompt',
            'executor_prompt', 'path_reward', 'TeamTurn', 'TeamEnv', 'damaged', 'demonstration', 'PathFace']
 
 # %% ../../nbs/01f_env.pathtext.ipynb #fa87a2be
@@ -78,8 +78,13 @@ def executor_prompt(task: PathTask, plan: list) -> str:
             "# You make the moves from S to G: U up, D down, L left, R right.\n# Moves:")
 
 # %% ../../nbs/01f_env.pathtext.ipynb #973ad0d8
-def path_reward(result: dict, task: PathTask) -> float:
-    "The global reward of moves played (a `play_moves` result): 1 at the goal, 1.5 along a shortest path, else 0."
+PATH_REWARDS = ("success", "source")
+
+def path_reward(result: dict, task: PathTask, kind: str = "success") -> float:
+    """The global reward of moves played (a `play_moves` result). `success`: 1 at the goal, 1.5 along a shortest path,
+    else 0. `source`: the vectorised env's team return (a step cost, an invalid-move penalty, the goal, a
+    shortest-path bonus, a failure penalty)."""
+    if kind == "source": return float(result["return"])
     return result["success"] * (1.0 + 0.5 * (result["moves"] == len(task.best)))
 
 @dataclass
@@ -98,12 +103,14 @@ class TeamTurn:
 class TeamEnv:
     "Plan-Path for token agents in lockstep: a planner then an executor each round (or one solo agent), up to `rounds`."
     stops = STOPS
-    def __init__(self, roles: Sequence[str] = ("planner", "executor"), alpha: float = 0.5, rounds: int = 1):
+    def __init__(self, roles: Sequence[str] = ("planner", "executor"), alpha: float = 0.5, rounds: int = 1,
+                 reward: str = "success"):
+        if reward not in PATH_REWARDS: raise ConfigError(f"the path reward is success or source, got {reward!r}")
         if tuple(roles) not in (("planner", "executor"), ("solo",)):
             raise ConfigError(f"a team is planner,executor or solo, got {','.join(roles)}")
         if not 0 <= alpha <= 1: raise ConfigError(f"alpha must be in [0, 1], got {alpha}")
         if rounds < 1: raise ConfigError(f"rounds must be at least 1, got {rounds}")
-        self.roles, self.alpha, self.rounds = tuple(roles), alpha, rounds
+        self.roles, self.alpha, self.rounds, self.reward = tuple(roles), alpha, rounds, reward
 
     def reset(self, tasks: Sequence[PathTask]) -> list:
         self.tasks, self.turn, self.round = list(tasks), 0, 1
@@ -128,12 +135,12 @@ class TeamEnv:
         for i in live:
             task, moves = self.tasks[i], parse_moves(completions[i])
             played = task.play(moves)
-            team = path_reward(played, task)
+            team = path_reward(played, task, self.reward)
             ok = bool(played["success"])
             if self.roles == ("solo",):
                 turns.append(TeamTurn(i, "solo", self.round, completions[i], team, team, team, ok, played["moves"]))
             else:
-                plan_local = path_reward(task.play(parse_moves(self.plans[i])), task)
+                plan_local = path_reward(task.play(parse_moves(self.plans[i])), task, self.reward)
                 exec_local = 1.0 - played["invalid"] / played["moves"] if played["moves"] else 0.0
                 for role, text, local in (("planner", self.plans[i], plan_local), ("executor", completions[i], exec_local)):
                     turns.append(TeamTurn(i, role, self.round, text, self.alpha * team + (1 - self.alpha) * local, team,
@@ -166,10 +173,11 @@ def demonstration(task: PathTask, role: str, rng: np.random.Generator, last: Opt
 class PathFace:
     "Plan-Path grids of one size and wall density as a team task: its env, training stream, held-out sets and demonstrations."
     teams = (("planner", "executor"), ("solo",))
-    def __init__(self, size: int = 5, walls: float = 0.2):
+    def __init__(self, size: int = 5, walls: float = 0.2, reward: str = "success"):
         if size < 2 or not 0 <= walls <= 0.6: raise ConfigError(f"need size >= 2 and walls in [0, 0.6], got {size} and {walls}")
-        self.size, self.walls = size, walls
-    def env(self, roles: Sequence[str], alpha: float = 0.5, rounds: int = 1) -> TeamEnv: return TeamEnv(roles, alpha, rounds)
+        self.size, self.walls, self.reward = size, walls, reward
+    def env(self, roles: Sequence[str], alpha: float = 0.5, rounds: int = 1) -> TeamEnv:
+        return TeamEnv(roles, alpha, rounds, self.reward)
     def stream(self, seed: int): return grid_stream(self.size, self.walls, seed)
     def held_out(self, split: str, n: int) -> list: return held_out_grids(split, n, self.size, self.walls)
     def demonstration(self, task: PathTask, role: str, rng: np.random.Generator, later: bool = False) -> tuple:

@@ -53,6 +53,8 @@ class TeamConfig:
     "GRPO groups: by task only (none), task and role (agent), task and round (turn), or all three (both)"
     rounds: int = 1
     "rounds an episode (a planner's turn and an executor's); a failed round's moves go into the next planner prompt"
+    path_reward: Literal["success", "source"] = "success"
+    "path: the global reward, success (1 at G, 1.5 along a shortest path, else 0) or source (the env's return: step cost, walls, goal, bonus, failure)"
     size: int = 5
     "grid side"
     walls: float = 0.2
@@ -65,6 +67,8 @@ class TeamConfig:
     def __post_init__(self):
         check_types(self)
         if not self.roles: object.__setattr__(self, "roles", ",".join(self.face.teams[0]))
+        if self.task == "code" and self.path_reward != "success":
+            raise ConfigError("path_reward is for path tasks: a code team is paid by the tests its programs pass")
         self.face.env(self.role_names, self.alpha, self.rounds)   # one line for a bad team
         role_map(self.policy_map, list(self.role_names))
         if not 1 <= self.eval_grids <= 1000: raise ConfigError(f"eval_grids must be 1 to 1,000, got {self.eval_grids}")
@@ -74,7 +78,7 @@ class TeamConfig:
     @property
     def face(self):
         "The task as the trainer sees it: `PathFace` or `CodeFace`."
-        return PathFace(self.size, self.walls) if self.task == "path" else CodeFace(self.level)
+        return PathFace(self.size, self.walls, self.path_reward) if self.task == "path" else CodeFace(self.level)
 
 TEAM_SECTIONS = {"team": TeamConfig, "model": ModelConfig, "optim": OptimConfig, "grpo": GRPOConfig, "run": RunConfig}
 
