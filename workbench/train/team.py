@@ -54,7 +54,7 @@ class TeamConfig:
     rounds: int = 1
     "rounds an episode (a planner's turn and an executor's); a failed round's moves go into the next planner prompt"
     path_reward: Literal["success", "source"] = "success"
-    "path: the global reward, success (1 at G, 1.5 along a shortest path, else 0) or source (the env's return: step cost, walls, goal, bonus, failure)"
+    "path: the global reward, success (1 at G, 1.5 on a shortest path, else 0) or source (the env's return, step cost included)"
     size: int = 5
     "grid side"
     walls: float = 0.2
