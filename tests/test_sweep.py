@@ -80,6 +80,34 @@ def test_sweep_killed_then_resumed(tmp_path):
     assert integrity(runs) == "ok"
 
 
+def test_a_trial_killed_is_recorded_as_failed_and_the_sweep_goes_on(tmp_path):
+    "Fault injection: one trial's process is SIGKILLed; the trial is recorded as failed, and the next one runs."
+    cfg = sweep_file(tmp_path, SMALL + "total_timesteps = 10000000\n[sweep]\ntrials = 2\ntimeout = 8\n" + LR)
+    proc = subprocess.Popen(
+        [*WORKBENCH, "sweep", "--config", cfg, "--runs-dir", "runs", "--json"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+    def trial():
+        return [p for p in processes_of(tmp_path) if "workbench.jobs.sweep" in " ".join(p.cmdline())]
+
+    (first,) = wait_for(trial, timeout=120, interval=0.05, what="the first trial's process")
+    first.kill()
+    out = proc.communicate(timeout=300)[0]
+    assert proc.returncode == 0, out[-3000:]
+    row = json.loads(out.strip().splitlines()[-1])
+    killed, second = RunStore(tmp_path / "runs").trials(row["id"])
+    assert killed["status"] == "failed" and killed["attempts"] == 1, killed
+    assert second["status"] == "timeout" and second["score"] is not None, second
+    assert row["status"] == "finished", row
+    if killed["score"] is None:  # killed before its first evaluation: the error says how it ended
+        assert "exit code -9" in killed["error"] and row["best"]["trial"] == second["id"], (killed, row)
+    assert "t000 failed" in out and integrity(tmp_path / "runs") == "ok"
+
+
 def test_sweep_timeout_threshold_and_steps(tmp_path):
     # A timeout stops a long trial; it is scored on the curve it reached.
     cfg = sweep_file(tmp_path, SMALL + "total_timesteps = 10000000\n[sweep]\ntrials = 1\ntimeout = 6\n" + LR)
