@@ -10,6 +10,7 @@ from typing import Callable, Optional, Union
 
 from ..runs.store import RunStore, new_run_id
 from .space import Param, SearchSpace, Strategy, _space
+from .sweep import plan_params, read_plan
 
 # %% auto #0
 __all__ = ['EXPLOIT', 'explore', 'exploit_pairs', 'member_config', 'train_segment', 'run_pbt']
@@ -59,7 +60,7 @@ def train_segment(sweep_dir: Union[str, Path], member_id: str, round_: int, quie
     "Train a member through round `round_`; returns the run's summary."
     from workbench.train.checkpoint import CheckpointManager, load_checkpoint
     from workbench.train.runner import new_trainer, train_run
-    plan = json.loads((Path(sweep_dir) / "sweep.json").read_text())
+    plan = read_plan(sweep_dir)
     store = RunStore(plan["runs_dir"])
     trial = next(t for t in store.trials(plan["id"]) if t["id"] == member_id)
     cfg, run_dir = member_config(plan, trial, round_), Path(plan["runs_dir"]) / trial["run_id"]
@@ -84,11 +85,10 @@ def run_pbt(sweep_dir: Union[str, Path], announce: Callable[[str], None] = print
     "Train the population planned in `<sweep_dir>/sweep.json` through its rounds; returns the sweep's row."
     from workbench.jobs.launch import RayLauncher, start_local
     from workbench.train.checkpoint import CheckpointManager
-    sweep_dir = Path(sweep_dir)
-    plan = json.loads((sweep_dir / "sweep.json").read_text())
+    sweep_dir, plan = Path(sweep_dir), read_plan(sweep_dir)
     o, sid, store = plan["options"], plan["id"], RunStore(plan["runs_dir"])
     sign = 1.0 if o["goal"] == "maximize" else -1.0
-    params = [Param(**{**p, "values": tuple(p["values"]) if p["values"] else None}) for p in plan["params"]]
+    params = plan_params(plan)
     rng = random.Random(o["seed"])
     members = store.trials(sid)
     if not members:

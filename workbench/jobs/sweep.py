@@ -16,7 +16,7 @@ from .space import (METHODS, Param, SearchSpace, Strategy, curve_points, best_so
 
 # %% auto #0
 __all__ = ['DEFAULTS', 'ALL_METHODS', 'PBT_FIXED', 'BUDGET', 'ENDED', 'check_options', 'plan_sweep', 'trial_outcome',
-           'observe_trial', 'trial_command', 'read_curve', 'run_sweep', 'trial_main']
+           'observe_trial', 'read_plan', 'plan_params', 'trial_command', 'read_curve', 'run_sweep', 'trial_main']
 
 # %% ../../nbs/06g_jobs.sweep.ipynb #35d3fb69
 DEFAULTS = {"method": "protein", "metric": "eval/mean_return", "goal": "maximize", "cost": "seconds", "trials": 8,
@@ -131,6 +131,14 @@ def observe_trial(strategy: Strategy, trial: dict, opts: dict) -> None:
         strategy.observe(v, score if is_last else value, max(float((step, seconds)[col]), 1e-6))
 
 # %% ../../nbs/06g_jobs.sweep.ipynb #b8402cff
+def read_plan(sweep_dir: Union[str, Path]) -> dict:
+    "The plan a sweep was started with (`<sweep_dir>/sweep.json`, written by `plan_sweep`'s caller)."
+    return json.loads((Path(sweep_dir) / "sweep.json").read_text())
+
+def plan_params(plan: dict) -> list[Param]:
+    "A plan's searched parameters as `Param`s (a choice's values back to a tuple)."
+    return [Param(**{**p, "values": tuple(p["values"]) if p["values"] else None}) for p in plan["params"]]
+
 def trial_command(sweep_dir: Union[str, Path], trial_id: str) -> list[str]:
     "The command that runs one trial of a sweep."
     return [sys.executable, "-m", "workbench.jobs.sweep", str(Path(sweep_dir).resolve()), trial_id]
@@ -172,12 +180,10 @@ def run_sweep(sweep_dir: Union[str, Path], announce: Callable[[str], None] = pri
               poll_s: float = 1.0) -> dict:
     "Run the sweep planned in `<sweep_dir>/sweep.json` to its trial count (ended trials are kept); returns its row."
     from workbench.jobs.launch import RayLauncher, start_local
-    sweep_dir = Path(sweep_dir)
-    plan = json.loads((sweep_dir / "sweep.json").read_text())
+    sweep_dir, plan = Path(sweep_dir), read_plan(sweep_dir)
     o, sid, store = plan["options"], plan["id"], RunStore(plan["runs_dir"])
     sign = 1.0 if o["goal"] == "maximize" else -1.0
-    params = [Param(**{**p, "values": tuple(p["values"]) if p["values"] else None}) for p in plan["params"]]
-    strategy = Strategy(SearchSpace(params, plan["defaults"]), o["method"], o["goal"], o["seed"])
+    strategy = Strategy(SearchSpace(plan_params(plan), plan["defaults"]), o["method"], o["goal"], o["seed"])
     trials = store.trials(sid)
     for t in trials:
         if t["status"] in ENDED: observe_trial(strategy, t, o)
@@ -280,8 +286,7 @@ def _threshold_stop(trainer, metric: str, threshold: float, sign: float):
 def trial_main(argv: Optional[list] = None) -> int:
     "Run one trial of a sweep; exit 0 if it trained to its end (or was stopped cleanly)."
     sweep_dir, trial_id = (argv or sys.argv[1:])[:2]
-    sweep_dir = Path(sweep_dir)
-    plan = json.loads((sweep_dir / "sweep.json").read_text())
+    sweep_dir, plan = Path(sweep_dir), read_plan(sweep_dir)
     store = RunStore(plan["runs_dir"])
     trial = next(t for t in store.trials(plan["id"]) if t["id"] == trial_id)
     values, o = {**plan["fixed"], **trial["parameters"]}, plan["options"]
