@@ -12,6 +12,7 @@ from typing import Optional
 
 from .jobs.commands import add_job_commands
 from .jobs.tune import add_sweep_command
+from .doctor import add_doctor_command
 
 # %% auto #0
 __all__ = ['ALIASES', 'JUDGE_NAMES', 'fail', 'add_config_flags', 'build_config', 'cmd_train', 'load_policy', 'cmd_eval',
@@ -378,6 +379,7 @@ def make_parser(argv: Optional[list[str]] = None) -> Parser:
     v.set_defaults(func=cmd_serve)
     add_job_commands(sub)
     add_sweep_command(sub, train_flags=command == "sweep")
+    add_doctor_command(sub)
     return p
 
 def main(argv: Optional[list[str]] = None) -> int:

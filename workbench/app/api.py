@@ -14,6 +14,7 @@ from ..runs.events import Metric
 from ..runs.store import RunStore
 from ..runs.sinks import fmt_time
 from ..jobs.sweep_report import sweep_data
+from ..doctor import gpu_health
 
 # %% auto #0
 __all__ = ['SECURITY_HEADERS', 'RUN_COLUMNS', 'is_loopback', 'check_bind', 'host_name_of', 'allowed_hosts', 'ForbiddenHost',
@@ -103,7 +104,8 @@ def system_snapshot(cpu_percent: Optional[float] = None) -> dict:
             try: util = float(torch.cuda.utilization(i))
             except Exception: util = None      # NVML missing: memory only
             out["gpus"].append({"index": i, "name": torch.cuda.get_device_name(i), "utilization_percent": util,
-                                "memory_used_gb": (total - free) / 2**30, "memory_total_gb": total / 2**30})
+                                "memory_used_gb": (total - free) / 2**30, "memory_total_gb": total / 2**30,
+                                "temperature_c": None, "throttle": [], "thermal_throttling": False, **gpu_health(i)})
     return out
 
 def system_line(snap: dict) -> str:
@@ -114,7 +116,9 @@ def system_line(snap: dict) -> str:
              f"this server {snap['process_rss_gb']:.2f} GB"]
     for g in snap["gpus"]:
         util = "-" if g["utilization_percent"] is None else f"{g['utilization_percent']:.0f}%"
-        parts.append(f"GPU{g['index']} {util}, {g['memory_used_gb']:.1f}/{g['memory_total_gb']:.1f} GB")
+        temp = "" if g.get("temperature_c") is None else f", {g['temperature_c']:.0f} °C"
+        hot = " <b class='wb-thermal' style='color:#b00000'>throttling: too hot</b>" if g.get("thermal_throttling") else ""
+        parts.append(f"GPU{g['index']} {util}, {g['memory_used_gb']:.1f}/{g['memory_total_gb']:.1f} GB{temp}{hot}")
     return f"<span class='wb-system-text' title='measured at {fmt_time(snap['time'], date=False)}'>{' · '.join(parts)}</span>"
 
 # %% ../../nbs/07d_app.api.ipynb #a1c0e006

@@ -264,8 +264,14 @@ def system_page(app: WorkbenchApp, suffix: str):
                 ("This server", f"{snap['process_rss_gb']:.2f} GB resident")]
         for g in snap["gpus"]:
             util = "-" if g["utilization_percent"] is None else f"{g['utilization_percent']:.0f}%"
+            temp = "" if g.get("temperature_c") is None else f", {g['temperature_c']:.0f} °C"
             rows.append((f"GPU {g['index']} ({html.escape(g['name'])})",
-                         f"utilisation {util}, memory {g['memory_used_gb']:.2f} of {g['memory_total_gb']:.2f} GB"))
+                         f"utilisation {util}, memory {g['memory_used_gb']:.2f} of {g['memory_total_gb']:.2f} GB{temp}"))
+            if g.get("throttle"):
+                hot = g.get("thermal_throttling")
+                css, color = ("wb-thermal", "#b00000") if hot else ("wb-slowed", "#8a6d00")
+                rows.append(("", f"<span class='{css}' style='color:{color}'>{'too hot: ' if hot else ''}"
+                                 f"slowed by {html.escape(', '.join(g['throttle']))}</span>"))
         if not snap["gpus"]: rows.append(("GPU", "none found"))
         rows.append(("Measured at", f"<span class='wb-measured'>{fmt_time(snap['time'], date=False)}</span> (every 2 s)"))
         table.object = "<table>" + "".join(f"<tr><th style='text-align:left;padding-right:16px'>{k}</th><td>{v}</td></tr>"
