@@ -51,7 +51,10 @@ def test_export_matches_torch(trained, kind):
     assert r.returncode == 0, r.stderr
     result = json.loads(r.stdout)
     assert result["matches"] and max(result["max_abs_diff"].values()) < 1e-5, result
-    assert result["inputs"] == {"mlp": ["obs"], "lstm": ["obs", "h", "c"], "transformer": ["obs", "window"]}[kind]
+    assert (
+        result["inputs"]
+        == {"mlp": ["obs"], "lstm": ["obs", "h", "c"], "transformer": ["obs", "keys", "values", "valid"]}[kind]
+    )
 
     # Independently of the command's own check: onnxruntime and torch on fresh random observations, 20 steps,
     # each step's state fed to the next (and an episode reset half-way for the recurrent ones).

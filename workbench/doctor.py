@@ -189,8 +189,8 @@ def check_disk(device: str, runs_dir: Path):
 
 @check("policies")
 def check_policies(device: str, runs_dir: Path):
-    """A forward and backward pass of each policy on the device: MLP, LSTM (a 16-step sequence), transformer, and the
-    tiny token model, checking that every gradient is finite."""
+    """A forward and backward pass of each policy on the device: MLP, LSTM and transformer (a 16-step sequence), and
+    the tiny token model, checking that every gradient is finite."""
     import gymnasium, numpy as np, torch
     from workbench.policy import PolicyConfig, make_policy
     from workbench.lm.policy import TinyLMConfig, TokenPolicy
@@ -203,7 +203,7 @@ def check_policies(device: str, runs_dir: Path):
     for kind in ("mlp", "lstm", "transformer"):
         t0 = time.perf_counter()
         net = make_policy(obs, act, PolicyConfig(policy=kind)).to(device)
-        if kind == "lstm":
+        if net.recurrent:   # a 16-step sequence from its state, as PPO's update replays it
             x = torch.randn(16, 32, 8, device=device)
             starts = torch.zeros(16, 32, device=device); starts[0] = 1
             logits, value, _ = net(x, net.initial_state(32, device), starts=starts)

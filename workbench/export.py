@@ -45,7 +45,7 @@ def state_names(policy) -> list[str]:
     "Names of the state inputs of the exported model (outputs add `_out`)."
     s = policy.initial_state(1)
     if s is None: return []
-    return ["h", "c"] if isinstance(s, tuple) else ["window"]
+    return {2: ["h", "c"], 3: ["keys", "values", "valid"]}[len(s)]   # agents along dim 1 of each
 
 def export_onnx(policy, path: Union[str, Path], opset: int = 17) -> Path:
     "Write the greedy path of `policy` to `path` as ONNX (atomically); returns the path."
@@ -57,10 +57,9 @@ def export_onnx(policy, path: Union[str, Path], opset: int = 17) -> Path:
     state = policy.initial_state(2)
     state = () if state is None else (tuple(state) if isinstance(state, tuple) else (state,))
     names = state_names(policy)
-    batch_axis = {"h": 1, "c": 1, "window": 0}
     inputs, outputs = ["obs", *names], ["action", "action_params", *[n + "_out" for n in names]]
     axes = {"obs": {0: "batch"}, "action": {0: "batch"}, "action_params": {0: "batch"},
-            **{n: {batch_axis[n]: "batch"} for n in names}, **{n + "_out": {batch_axis[n]: "batch"} for n in names}}
+            **{n: {1: "batch"} for n in names}, **{n + "_out": {1: "batch"} for n in names}}
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.part")
     try:

@@ -18,8 +18,8 @@ import torch.nn.functional as F
 
 # %% auto #0
 __all__ = ['POLICIES', 'layer_init', 'DiscreteHead', 'MultiDiscreteHead', 'GaussianHead', 'make_head', 'RunningNorm',
-           'parse_policy_map', 'role_map', 'PolicyConfig', 'Policy', 'MLPPolicy', 'LSTMPolicy', 'sinusoidal_positions',
-           'TransformerPolicy', 'make_policy', 'RolePolicies', 'swap_roles']
+           'parse_policy_map', 'role_map', 'PolicyConfig', 'Policy', 'MLPPolicy', 'LSTMPolicy', 'lstm_sequence',
+           'CausalBlock', 'TransformerPolicy', 'make_policy', 'RolePolicies', 'swap_roles']
 
 # %% ../nbs/02a_policy.ipynb #a5d28aea
 def layer_init(layer: nn.Module, std: float = math.sqrt(2), bias: float = 0.0) -> nn.Module:
@@ -195,7 +195,7 @@ class Policy(nn.Module):
         "Zero the state of agents whose episode ended (`done`: float (N,))."
         if state is None: return None
         keep = 1.0 - done
-        if isinstance(state, tuple): return tuple(s * keep.view(1, -1, 1) for s in state)
+        if isinstance(state, tuple): return tuple(s * keep.view(1, -1, *[1] * (s.dim() - 2)) for s in state)   # envs: dim 1
         return state * keep.view(-1, *[1] * (state.dim() - 1))
 
     def forward(self, x, state=None):
@@ -246,45 +246,111 @@ class LSTMPolicy(Policy):
     def forward(self, x, state=None, starts=None):
         "One step (x: (N, obs_dim)), or with `starts` a sequence (x: (T, B, obs_dim); starts (T, B): 1 where an episode begins)."
         if starts is None: return super().forward(x, state)
-        e, outs = self.encoder(x), []
-        for t in range(x.shape[0]):
-            state = self.reset_state(state, starts[t])
-            h, state = self.lstm(e[t].unsqueeze(0), state)
-            outs.append(h.squeeze(0))
-        h = torch.stack(outs)
+        h, state = lstm_sequence(self.lstm, self.encoder(x), state, starts)
         return self.head(h), self.critic(h).squeeze(-1), state
 
+def lstm_sequence(lstm: nn.LSTM, e: torch.Tensor, state: tuple, starts: torch.Tensor) -> tuple:
+    """`lstm` over a (T, B, H) block from `state`, its state zeroed wherever `starts` (T, B) is 1: as stepping it t by t,
+    resetting at each start, but without a Python loop over every step. The block is cut at the steps where some env
+    begins an episode and each stretch runs as one sequence (no start after t = 0: one call). Where episodes begin at
+    most steps, each env's row is cut at its own starts instead; every piece after an env's first begins from zeros,
+    and all the pieces run as one packed batch (one call, which is what cuDNN does best; on a CPU a packed batch costs
+    about as much as a dozen plain calls). -> (outputs (T, B, H), final state)."""
+    T, B, H = e.shape
+    times = torch.nonzero(starts[1:].any(1)).flatten().add(1).tolist()   # the steps where some env begins
+    if len(times) <= T // 2:
+        outs, bounds = [], [0, *times, T]
+        for a, b in zip(bounds[:-1], bounds[1:]):
+            keep = 1.0 - starts[a].view(1, B, 1)
+            h, state = lstm(e[a:b], (state[0] * keep, state[1] * keep))
+            outs.append(h)
+        return torch.cat(outs), state
+    first = 1.0 - starts[0].view(1, B, 1)
+    state = (state[0] * first, state[1] * first)
+    new = starts.t().reshape(-1) > 0.5                   # env-major (B * T): a piece begins here ...
+    new[::T] = True                                      # ... and at each env's t = 0
+    index = torch.arange(B * T, device=e.device)
+    piece = torch.cumsum(new.long(), 0) - 1              # which piece each (b, t) is in
+    pos = index - torch.cummax(torch.where(new, index, 0), 0).values   # its step within the piece
+    n, lengths = int(piece[-1]) + 1, torch.bincount(piece)
+    padded = e.new_zeros(int(lengths.max()), n, H)
+    padded[pos, piece] = e.transpose(0, 1).reshape(B * T, H)
+    h0, c0 = e.new_zeros(1, n, H), e.new_zeros(1, n, H)
+    heads = piece[::T]                                   # each env's first piece continues `state`
+    h0[:, heads], c0[:, heads] = state[0], state[1]
+    packed = nn.utils.rnn.pack_padded_sequence(padded, lengths.cpu(), enforce_sorted=False)
+    out, (hn, cn) = lstm(packed, (h0, c0))
+    out = nn.utils.rnn.pad_packed_sequence(out, total_length=padded.shape[0])[0]
+    tails = piece[T - 1::T]                              # each env's last piece ends the block
+    return out[pos, piece].view(B, T, H).transpose(0, 1), (hn[:, tails], cn[:, tails])
+
 # %% ../nbs/02a_policy.ipynb #37db7993
-def sinusoidal_positions(n: int, dim: int) -> torch.Tensor:
-    "Fixed sinusoidal position encodings (n, dim)."
-    pos = torch.arange(n).float().unsqueeze(1)
-    freq = torch.exp(torch.arange(0, dim, 2).float() * (-math.log(10000.0) / dim))
-    pe = torch.zeros(n, dim)
-    pe[:, 0::2] = torch.sin(pos * freq); pe[:, 1::2] = torch.cos(pos * freq[: dim // 2])
-    return pe
+class CausalBlock(nn.Module):
+    "A pre-norm transformer block whose attention takes its keys and values from outside (the cache and the new steps)."
+    def __init__(self, d: int, heads: int):
+        super().__init__()
+        self.heads, self.qkv, self.out = heads, nn.Linear(d, 3 * d), nn.Linear(d, d)
+        self.norm1, self.norm2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.ff = nn.Sequential(nn.Linear(d, 2 * d), nn.ReLU(), nn.Linear(2 * d, d))
+    def forward(self, h, past_k, past_v, mask):
+        """h (B, T, d): the new steps; past_k/v (B, P, d): the cached steps; mask (B, heads, T, P + T): added to the
+        attention scores (-inf where a step may not look). -> (h, this layer's keys and values of the new steps)."""
+        B, T, d = h.shape
+        q, k, v = self.qkv(self.norm1(h)).chunk(3, -1)
+        keys, values = torch.cat([past_k, k], 1), torch.cat([past_v, v], 1)
+        split = lambda t: t.unflatten(-1, (self.heads, -1)).transpose(1, 2)   # (B, heads, L, d / heads)
+        a = F.scaled_dot_product_attention(split(q), split(keys), split(values), attn_mask=mask.to(q.dtype))
+        h = h + self.out(a.transpose(1, 2).reshape(B, T, d))
+        return h + self.ff(self.norm2(h)), k, v
 
 class TransformerPolicy(Policy):
-    "Transformer encoder over a window of recent observations, with separate actor and critic heads."
+    """A causal transformer over the last `window` observations of the episode, with separate actor and critic heads.
+    Recurrent like the LSTM: its state caches each layer's keys and values of the last `window - 1` steps, so a step
+    encodes only the new observation, and the update replays a rollout's sequences encoding each observation once."""
+    recurrent = True
     def __init__(self, obs_space, action_space, cfg: PolicyConfig):
         super().__init__(obs_space, action_space, cfg)
-        d = cfg.hidden_size
+        d, W = cfg.hidden_size, cfg.window
         self.embed = layer_init(nn.Linear(self.obs_dim, d))
-        self.register_buffer("positions", sinusoidal_positions(cfg.window, d))
-        layer = nn.TransformerEncoderLayer(d, cfg.num_heads, dim_feedforward=2 * d, dropout=0.0,
-                                           batch_first=True, norm_first=True)
-        self.transformer = nn.TransformerEncoder(layer, cfg.num_layers, enable_nested_tensor=False)
+        self.blocks = nn.ModuleList(CausalBlock(d, cfg.num_heads) for _ in range(cfg.num_layers))
+        self.distance_bias = nn.Parameter(torch.zeros(cfg.num_layers, cfg.num_heads, W))   # by steps back, 0 to W - 1
         self.norm = nn.LayerNorm(d)
         self.actor_mlp = nn.Sequential(layer_init(nn.Linear(d, d)), nn.Tanh())
         self.critic_mlp = nn.Sequential(layer_init(nn.Linear(d, d)), nn.Tanh())
+
     def initial_state(self, n: int, device="cpu"):
-        return torch.zeros(n, self.cfg.window, self.obs_dim + 1, device=device)
-    def forward(self, x, state=None):
-        if state is None: state = self.initial_state(x.shape[0], x.device)
-        new = torch.cat([x, torch.ones_like(x[:, :1])], -1).unsqueeze(1)
-        state = torch.cat([state[:, 1:], new], 1)
-        tokens = self.embed(state[..., :-1]) + self.positions
-        h = self.transformer(tokens, src_key_padding_mask=state[..., -1] < 0.5)
-        h = self.norm(h[:, -1])
+        "(keys, values) (layers, n, window - 1, d) and which cached steps are of this episode (1, n, window - 1)."
+        L, W, d = self.cfg.num_layers, self.cfg.window, self.cfg.hidden_size
+        z = torch.zeros(L, n, W - 1, d, device=device)
+        return (z, z.clone(), torch.zeros(1, n, W - 1, device=device))
+
+    def forward(self, x, state=None, starts=None):
+        "One step (x: (N, obs_dim)), or with `starts` a sequence (x: (T, B, obs_dim); starts (T, B): 1 where an episode begins)."
+        seq = starts is not None
+        if not seq: x, starts = x[None], torch.zeros(1, x.shape[0], device=x.device)
+        T, B = x.shape[:2]
+        if state is None: state = self.initial_state(B, x.device)
+        past_k, past_v, past_ok = state
+        P, W = past_k.shape[2], self.cfg.window
+        # which new step (T) may see which key (the P cached, then the T new): within the window and the same episode
+        t = torch.arange(T, device=x.device)
+        when = torch.cat([torch.arange(-P, 0, device=x.device), t])                 # each key's time
+        back = t[:, None] - when[None]                                               # (T, P + T) steps back
+        episode = torch.cumsum(starts.t(), 1)                                        # (B, T): cached steps are episode 0
+        key_episode = torch.cat([torch.zeros(B, P, device=x.device), episode], 1)
+        key_ok = torch.cat([past_ok[0] > 0.5, torch.ones(B, T, dtype=torch.bool, device=x.device)], 1)
+        allowed = (back >= 0) & (back < W)
+        allowed = allowed[None] & (episode[:, :, None] == key_episode[:, None]) & key_ok[:, None]
+        bias = self.distance_bias[:, :, back.clamp(0, W - 1)]                       # (layers, heads, T, P + T)
+        masks = bias[:, None].masked_fill(~allowed[None, :, None], float("-inf"))   # (layers, B, heads, T, P + T)
+        h, new_k, new_v = self.embed(x).transpose(0, 1), [], []
+        for i, block in enumerate(self.blocks):
+            h, k, v = block(h, past_k[i], past_v[i], masks[i])
+            new_k.append(torch.cat([past_k[i], k], 1)[:, T:]); new_v.append(torch.cat([past_v[i], v], 1)[:, T:])
+        ok = ((key_episode == episode[:, -1:]) & key_ok)[None, :, T:, None].to(h.dtype)   # the cache after the last step
+        state = (torch.stack(new_k) * ok, torch.stack(new_v) * ok, ok[..., 0].to(past_ok.dtype))
+        h = self.norm(h).transpose(0, 1)                                             # (T, B, d)
+        if not seq: h = h[0]
         return self.head(self.actor_mlp(h)), self.critic(self.critic_mlp(h)).squeeze(-1), state
 
 # %% ../nbs/02a_policy.ipynb #3de52ba1

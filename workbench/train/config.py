@@ -198,8 +198,9 @@ class TrainConfig(Sections):
         if self.batch_size % m:
             raise ConfigError(f"batch size {self.batch_size} (num_envs {n} x num_steps {self.ppo.num_steps}) "
                               f"is not divisible by num_minibatches {m}")
-        if self.policy.policy == "lstm" and n % m:
-            raise ConfigError(f"lstm policies split minibatches by env: num_envs {n} must be divisible by num_minibatches {m}")
+        if self.policy.policy in ("lstm", "transformer") and n % m:   # recurrent: a minibatch is whole sequences
+            raise ConfigError(f"{self.policy.policy} policies split minibatches by env: "
+                              f"num_envs {n} must be divisible by num_minibatches {m}")
 
 LIVE_HPARAMS = tuple(f.name for f in dataclasses.fields(PPOConfig) if f.metadata.get("live"))
 KNOBS = {f.name: f.metadata["slider"] for f in dataclasses.fields(PPOConfig) if f.metadata.get("slider")}
