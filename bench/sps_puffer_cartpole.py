@@ -10,12 +10,19 @@ Both trainers get the same work per update and the same network:
   * Adam (PuffeRL defaults to Muon), the same learning rate, gamma and lambda, device cpu;
   * the same number of updates, and torch threads 1 and 2 for each.
 
+With `--policy lstm` both put one LSTM layer (128 -> 128) after the same encoder, replayed over the
+64-step segments in the update: ours is `--policy lstm` (its state zeroed exactly where an episode begins
+inside a segment), PufferLib's is `pufferlib.models.LSTMWrapper` around the same Default policy with
+`use_rnn` on (it zeroes the state only at a segment's start). Parameters then differ a little: our encoder is
+tanh and theirs GELU, and the LSTM's parameters are the same 132K in both.
+
 SPS is measured over the steady part: from the start of the 2nd update to the end of the last one
 (the first update, with its warm-up, is left out). Every run is a fresh subprocess of this script
 (`--worker`), one after another.
 
     python bench/sps_puffer_cartpole.py             # 2M steps per run, threads 1 and 2: a few minutes
     python bench/sps_puffer_cartpole.py --quick     # 0.5M steps, threads 1 only
+    python bench/sps_puffer_cartpole.py --policy lstm --threads 1   # recurrent: our LSTM against LSTMWrapper
 """
 
 import argparse, json, shutil, statistics, tempfile, time
@@ -57,6 +64,7 @@ def run_ours(args) -> dict:
             "gae_lambda": args.gae_lambda,
             "hidden_size": 128,
             "num_layers": 1,
+            "policy": args.policy,
             "total_timesteps": args.updates * args.num_envs * args.horizon,
             "device": "cpu",
             "torch_threads": args.threads,
@@ -112,6 +120,8 @@ def run_puffer(args) -> dict:
     # PufferLib's cartpole config uses Policy = models.Default wrapped in an LSTM; we leave the LSTM out
     # (our side is a feed-forward MLP too).
     policy = pufferlib.models.Default(vecenv.driver_env, hidden_size=128)
+    if args.policy == "lstm":
+        policy = pufferlib.models.LSTMWrapper(vecenv.driver_env, policy, input_size=128, hidden_size=128)
 
     config = puffer_default_train_config()
     config.update(
@@ -127,7 +137,7 @@ def run_puffer(args) -> dict:
         device="cpu",
         seed=args.seed,
         env="puffer_cartpole",
-        use_rnn=False,
+        use_rnn=args.policy == "lstm",
         compile=False,
         data_dir=tempfile.mkdtemp(prefix="puffer-bench-"),
         checkpoint_interval=10**9,
@@ -165,7 +175,7 @@ def run_puffer(args) -> dict:
 # ----------------------------------------------------------------------------------------------
 # Driver
 # ----------------------------------------------------------------------------------------------
-WORKER_ARGS = ("num_envs", "horizon", "minibatch", "epochs", "updates", "lr", "gamma", "gae_lambda", "seed")
+WORKER_ARGS = ("num_envs", "horizon", "minibatch", "epochs", "updates", "lr", "gamma", "gae_lambda", "seed", "policy")
 
 
 def run_one(name: str, threads: int, args) -> dict:
@@ -199,6 +209,7 @@ def main():
     p.add_argument("--gamma", type=float, default=0.99)
     p.add_argument("--gae-lambda", type=float, default=0.95)
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--policy", choices=["mlp", "lstm"], default="mlp", help="feed-forward, or an LSTM in both trainers")
     p.add_argument(
         "--puffer-dashboard", action="store_true", help="keep PuffeRL's terminal dashboard on (output discarded)"
     )
@@ -226,7 +237,7 @@ def main():
     print(
         f"# SPS on puffer:cartpole (C), Serial: {args.num_envs} agents x {args.horizon} steps = batch {batch}, "
         f"minibatch {args.minibatch}, {args.epochs} epoch(s), {args.updates} updates = {args.updates * batch} steps per run; "
-        f"Adam, hidden 128 x 1 layer, cpu"
+        f"Adam, hidden 128 x 1 layer{' + LSTM 128' if args.policy == 'lstm' else ''}, cpu"
     )
     info = versions("torch", "pufferlib", "numpy")
     print("# " + ", ".join(f"{k} {v}" for k, v in info.items()))
