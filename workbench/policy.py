@@ -328,8 +328,7 @@ class TransformerPolicy(Policy):
 
     def forward(self, x, state=None, starts=None):
         "One step (x: (N, obs_dim)), or with `starts` a sequence (x: (T, B, obs_dim); starts (T, B): 1 where an episode begins)."
-        seq = starts is not None
-        if not seq: x, starts = x[None], torch.zeros(1, x.shape[0], device=x.device)
+        if starts is None: return self._step(x, state)
         T, B = x.shape[:2]
         if state is None: state = self.initial_state(B, x.device)
         past_k, past_v, past_ok = state
@@ -352,7 +351,22 @@ class TransformerPolicy(Policy):
         ok = ((key_episode == episode[:, -1:]) & key_ok)[None, :, T:, None].to(h.dtype)   # the cache after the last step
         state = (torch.stack(new_k) * ok, torch.stack(new_v) * ok, ok[..., 0].to(past_ok.dtype))
         h = self.norm(h).transpose(0, 1)                                             # (T, B, d)
-        if not seq: h = h[0]
+        return self.head(self.actor_mlp(h)), self.critic(self.critic_mlp(h)).squeeze(-1), state
+
+    def _step(self, x, state):
+        "One step of every agent, as `forward` with T = 1 and no start, in fewer operations (the rollout's path)."
+        B = x.shape[0]
+        if state is None: state = self.initial_state(B, x.device)
+        past_k, past_v, past_ok = state
+        seen = torch.cat([past_ok[0], past_ok.new_ones(B, 1)], 1) > 0.5               # (B, W): the cache, then this step
+        bias = self.distance_bias.flip(-1)[:, None, :, None]                         # (layers, 1, heads, 1, W)
+        masks = bias.masked_fill(~seen[None, :, None, None], float("-inf"))          # (layers, B, heads, 1, W)
+        h, new_k, new_v = self.embed(x)[:, None], [], []
+        for i, block in enumerate(self.blocks):
+            h, k, v = block(h, past_k[i], past_v[i], masks[i])
+            new_k.append(torch.cat([past_k[i], k], 1)[:, 1:]); new_v.append(torch.cat([past_v[i], v], 1)[:, 1:])
+        state = (torch.stack(new_k), torch.stack(new_v), seen[None, :, 1:].to(past_ok.dtype))   # reset zeroed the stale
+        h = self.norm(h[:, 0])
         return self.head(self.actor_mlp(h)), self.critic(self.critic_mlp(h)).squeeze(-1), state
 
 # %% ../nbs/02a_policy.ipynb #3de52ba1
