@@ -53,7 +53,7 @@ def run_ours(args) -> dict:
 
     cfg = TrainConfig.from_dict(
         {
-            "env": "puffer:cartpole",
+            "env": f"puffer:{args.env}",
             "num_envs": args.num_envs,
             "backend": "serial",
             "num_steps": args.horizon,
@@ -66,7 +66,9 @@ def run_ours(args) -> dict:
             "num_layers": 1,
             "policy": args.policy,
             "total_timesteps": args.updates * args.num_envs * args.horizon,
-            "device": "cpu",
+            "device": args.device,
+            "bf16": args.bf16,
+            "compile": args.compile,
             "torch_threads": args.threads,
             "seed": args.seed,
             "eval_every": 0,
@@ -110,7 +112,7 @@ def run_puffer(args) -> dict:
 
     # The C Cartpole holds all agents in one env object: Serial backend, one copy, num_envs agents inside.
     vecenv = pufferlib.vector.make(
-        environment.env_creator("puffer_cartpole"),
+        environment.env_creator(f"puffer_{args.env}"),
         env_kwargs={"num_envs": args.num_envs},
         num_envs=1,
         backend=pufferlib.vector.Serial,
@@ -134,11 +136,12 @@ def run_puffer(args) -> dict:
         bptt_horizon=args.horizon,
         minibatch_size=args.minibatch,
         total_timesteps=args.updates * args.num_envs * args.horizon,
-        device="cpu",
+        device=args.device,
+        precision="bfloat16" if args.bf16 else "float32",
         seed=args.seed,
-        env="puffer_cartpole",
+        env=f"puffer_{args.env}",
         use_rnn=args.policy == "lstm",
-        compile=False,
+        compile=args.compile,
         data_dir=tempfile.mkdtemp(prefix="puffer-bench-"),
         checkpoint_interval=10**9,
     )
@@ -175,7 +178,21 @@ def run_puffer(args) -> dict:
 # ----------------------------------------------------------------------------------------------
 # Driver
 # ----------------------------------------------------------------------------------------------
-WORKER_ARGS = ("num_envs", "horizon", "minibatch", "epochs", "updates", "lr", "gamma", "gae_lambda", "seed", "policy")
+WORKER_ARGS = (
+    "num_envs",
+    "horizon",
+    "minibatch",
+    "epochs",
+    "updates",
+    "lr",
+    "gamma",
+    "gae_lambda",
+    "seed",
+    "policy",
+    "env",
+    "device",
+)
+WORKER_FLAGS = ("bf16", "compile")
 
 
 def run_one(name: str, threads: int, args) -> dict:
@@ -186,6 +203,7 @@ def run_one(name: str, threads: int, args) -> dict:
         argv += [f"--{k.replace('_', '-')}", getattr(args, k)]
     if args.puffer_dashboard:
         argv.append("--puffer-dashboard")
+    argv += [f"--{f}" for f in WORKER_FLAGS if getattr(args, f)]
     result = {"trainer": name, "threads": threads, "sps": None}
     result.update(run_worker(__file__, argv))
     result["busy_before"] = busy
@@ -210,6 +228,12 @@ def main():
     p.add_argument("--gae-lambda", type=float, default=0.95)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--policy", choices=["mlp", "lstm"], default="mlp", help="feed-forward, or an LSTM in both trainers")
+    p.add_argument(
+        "--env", default="cartpole", help="a PufferLib Ocean C env (ours: puffer:<env>; PuffeRL: puffer_<env>)"
+    )
+    p.add_argument("--device", default="cpu", help="cpu or cuda, both trainers (bench/gpu_sps.py runs the GPU set)")
+    p.add_argument("--bf16", action="store_true", help="bf16 autocast in both (PuffeRL: precision bfloat16)")
+    p.add_argument("--compile", action="store_true", help="torch.compile the policy in both")
     p.add_argument(
         "--puffer-dashboard", action="store_true", help="keep PuffeRL's terminal dashboard on (output discarded)"
     )

@@ -1,0 +1,124 @@
+"""Training throughput on one GPU: workbench's PPOTrainer against PufferLib 3.0's PuffeRL on a C env, same work.
+
+Issue 22's GPU set, ready for when a GPU is lent (CI and the 2-core machine have none). Each trainer runs in a fresh
+process through `sps_puffer_cartpole.py`'s workers (the same settings on both sides, see that file) on PufferLib's
+C cartpole with thousands of agents in one env object, on CUDA, in fp32, in bf16 and in bf16 with torch.compile;
+while a run goes, this process samples the GPU's utilisation and memory through NVML every 0.2 s. The table gives
+steps/s over the steady part of each run (from its 2nd update), ours over PuffeRL's for the same settings, and the
+mean GPU utilisation. The goal: at least 1M steps/s and ahead of PuffeRL.
+
+    python bench/gpu_sps.py                                  # 4096 and 16384 agents, 20M steps a run
+    python bench/gpu_sps.py --num-envs 4096 --steps 5000000 --json bench/out/gpu_sps.json
+    python bench/gpu_sps.py --device cpu --num-envs 256 --steps 300000 --no-compile   # the script itself, on a CPU
+
+PuffeRL uses its CUDA advantage kernel when PufferLib was built with nvcc (its import says which); ours computes
+GAE in torch on the device.
+"""
+
+import argparse, json, os, statistics, threading, time
+
+from benchutil import run_worker, versions
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+WORKER = os.path.join(HERE, "sps_puffer_cartpole.py")
+
+
+class GpuSampler:
+    "Mean GPU utilisation and peak memory of device 0 through NVML while it runs (nothing without a GPU)."
+
+    def __init__(self, period: float = 0.2):
+        self.period, self.util, self.mem, self._stop = period, [], [], threading.Event()
+        try:
+            import warnings
+
+            with warnings.catch_warnings():  # the pynvml wheel's notice that nvidia-ml-py replaces it
+                warnings.simplefilter("ignore")
+                import pynvml
+            pynvml.nvmlInit()
+            self.nvml, self.handle = pynvml, pynvml.nvmlDeviceGetHandleByIndex(0)
+        except Exception:
+            self.nvml = None
+
+    def __enter__(self):
+        if self.nvml:
+            self.thread = threading.Thread(target=self._run, daemon=True)
+            self.thread.start()
+        return self
+
+    def _run(self):
+        while not self._stop.wait(self.period):
+            self.util.append(self.nvml.nvmlDeviceGetUtilizationRates(self.handle).gpu)
+            self.mem.append(self.nvml.nvmlDeviceGetMemoryInfo(self.handle).used / 2**30)
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        if self.nvml:
+            self.thread.join()
+
+    def summary(self) -> dict:
+        if not self.util:
+            return {"gpu_util": None, "gpu_mem_gb": None}
+        return {"gpu_util": statistics.mean(self.util), "gpu_mem_gb": max(self.mem)}
+
+
+def run(trainer: str, num_envs: int, precision: str, args) -> dict:
+    batch = num_envs * args.horizon
+    updates = max(3, args.steps // batch)
+    argv = ["--worker", trainer, "--threads", args.threads, "--num-envs", num_envs, "--horizon", args.horizon]
+    argv += ["--minibatch", min(args.minibatch, batch), "--epochs", 1, "--updates", updates, "--lr", 1e-3]
+    argv += ["--gamma", 0.99, "--gae-lambda", 0.95, "--seed", 1, "--policy", "mlp", "--env", args.env]
+    argv += ["--device", args.device] + {"fp32": [], "bf16": ["--bf16"], "bf16+compile": ["--bf16", "--compile"]}[
+        precision
+    ]
+    with GpuSampler() as gpu:
+        t0 = time.perf_counter()
+        result = run_worker(WORKER, argv)
+        wall = time.perf_counter() - t0
+    return {"trainer": trainer, "num_envs": num_envs, "precision": precision, "wall_s": wall, **result, **gpu.summary()}
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--device", default="cuda", help="cuda (the point), or cpu to try the script")
+    p.add_argument("--env", default="cartpole", help="PufferLib Ocean C env")
+    p.add_argument("--num-envs", type=int, nargs="+", default=[4096, 16384], help="agents in the one env object")
+    p.add_argument("--horizon", type=int, default=64)
+    p.add_argument("--minibatch", type=int, default=32768)
+    p.add_argument("--steps", type=int, default=20_000_000, help="env steps a run")
+    p.add_argument("--threads", type=int, default=1, help="torch CPU threads in each worker")
+    p.add_argument("--no-compile", action="store_true", help="leave out the torch.compile runs")
+    p.add_argument("--json", help="also write the results to this file")
+    args = p.parse_args()
+    import torch
+
+    if args.device == "cuda" and not torch.cuda.is_available():
+        raise SystemExit("gpu_sps.py: no CUDA GPU here (run it where one is lent, or pass --device cpu to try it)")
+    gpu = torch.cuda.get_device_name(0) if args.device == "cuda" else "none"
+    print(f"# {args.env} on {args.device} ({gpu}); {versions('torch', 'pufferlib')}")
+    precisions = ["fp32", "bf16"] + ([] if args.no_compile else ["bf16+compile"])
+    rows = []
+    for n in args.num_envs:
+        for precision in precisions:
+            pair = {}
+            for trainer in ("workbench", "pufferlib"):
+                r = run(trainer, n, precision, args)
+                rows.append(r)
+                pair[trainer] = r.get("sps")
+                util = "-" if r["gpu_util"] is None else f"{r['gpu_util']:.0f}%"
+                print(
+                    f"  {trainer:<10} {n:>6} agents {precision:<13} "
+                    + (f"{r['sps']:>12,.0f} steps/s" if r.get("sps") else f"failed: {r.get('error')}")
+                    + f"  GPU {util}",
+                    flush=True,
+                )
+            if pair.get("workbench") and pair.get("pufferlib"):
+                print(
+                    f"  {'':<10} {'':>6}        {precision:<13} ours / PuffeRL {pair['workbench'] / pair['pufferlib']:.2f}"
+                )
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"args": vars(args), "rows": rows}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
