@@ -377,9 +377,8 @@ def make_parser(argv: Optional[list[str]] = None) -> Parser:
     v.add_argument("--allow-host", action="append", default=[], metavar="NAME",
                    help="a Host name to answer besides loopback and --address (repeatable; others get 403)")
     v.set_defaults(func=cmd_serve)
-    add_job_commands(sub)
+    add_job_commands(sub); add_doctor_command(sub)
     add_sweep_command(sub, train_flags=command == "sweep")
-    add_doctor_command(sub)
     return p
 
 def main(argv: Optional[list[str]] = None) -> int:

@@ -6,7 +6,8 @@
 from __future__ import annotations
 from .core import ConfigError, EnvError, check_types  # first: it quiets two dependency notices before torch loads
 from .env.make import is_continuous
-import copy, math, re
+from .heads import RunningNorm, layer_init, make_head
+import copy, re
 from dataclasses import dataclass
 from typing import Literal, Optional
 
@@ -17,105 +18,8 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 # %% auto #0
-__all__ = ['POLICIES', 'layer_init', 'DiscreteHead', 'MultiDiscreteHead', 'GaussianHead', 'make_head', 'RunningNorm',
-           'parse_policy_map', 'role_map', 'PolicyConfig', 'Policy', 'MLPPolicy', 'LSTMPolicy', 'lstm_sequence',
+__all__ = ['POLICIES', 'parse_policy_map', 'role_map', 'PolicyConfig', 'Policy', 'MLPPolicy', 'LSTMPolicy', 'lstm_sequence',
            'CausalBlock', 'TransformerPolicy', 'make_policy', 'RolePolicies', 'swap_roles']
-
-# %% ../nbs/02a_policy.ipynb #a5d28aea
-def layer_init(layer: nn.Module, std: float = math.sqrt(2), bias: float = 0.0) -> nn.Module:
-    "Orthogonal weights with gain `std`, constant bias."
-    nn.init.orthogonal_(layer.weight, std)
-    nn.init.constant_(layer.bias, bias)
-    return layer
-
-# %% ../nbs/02a_policy.ipynb #12a68062
-class DiscreteHead(nn.Module):
-    "Categorical over `n` actions."
-    def __init__(self, hidden: int, n: int):
-        super().__init__()
-        self.n, self.linear = n, layer_init(nn.Linear(hidden, n), std=0.01)
-    def forward(self, h): return self.linear(h)
-    def sample(self, logits, greedy: bool = False):
-        "An action and its log-probability (Gumbel-max: argmax of log p + Gumbel noise, 3x cheaper than `multinomial`)."
-        logp = F.log_softmax(logits, -1)
-        action = logp.argmax(-1) if greedy else (logp - torch.empty_like(logp).exponential_().log()).argmax(-1)
-        return action, logp.gather(-1, action.unsqueeze(-1)).squeeze(-1)
-    def log_prob_entropy(self, logits, action):
-        logp = F.log_softmax(logits, -1)
-        return logp.gather(-1, action.long().unsqueeze(-1)).squeeze(-1), -(logp.exp() * logp).sum(-1)
-
-class MultiDiscreteHead(nn.Module):
-    "Independent categoricals, one per component of a MultiDiscrete space."
-    def __init__(self, hidden: int, nvec):
-        super().__init__()
-        self.nvec = [int(n) for n in nvec]
-        self.linear = layer_init(nn.Linear(hidden, sum(self.nvec)), std=0.01)
-    def forward(self, h): return self.linear(h)
-    def _split(self, logits): return [F.log_softmax(z, -1) for z in logits.split(self.nvec, -1)]
-    def sample(self, logits, greedy: bool = False):
-        acts, logps = [], []
-        for logp in self._split(logits):
-            a = logp.argmax(-1) if greedy else (logp - torch.empty_like(logp).exponential_().log()).argmax(-1)
-            acts.append(a); logps.append(logp.gather(-1, a.unsqueeze(-1)).squeeze(-1))
-        return torch.stack(acts, -1), sum(logps)
-    def log_prob_entropy(self, logits, action):
-        logps, ents = [], []
-        for i, logp in enumerate(self._split(logits)):
-            logps.append(logp.gather(-1, action[..., i].long().unsqueeze(-1)).squeeze(-1))
-            ents.append(-(logp.exp() * logp).sum(-1))
-        return sum(logps), sum(ents)
-
-class GaussianHead(nn.Module):
-    "Diagonal Gaussian with a learned, state-independent log standard deviation."
-    LOG_2PI = math.log(2 * math.pi)
-    def __init__(self, hidden: int, dim: int, init_logstd: float = 0.0):
-        super().__init__()
-        self.dim = dim
-        self.mean = layer_init(nn.Linear(hidden, dim), std=0.01)
-        self.logstd = nn.Parameter(torch.full((dim,), init_logstd))
-    def forward(self, h):
-        "Parameters are [mean, log std]: the log std goes through `forward` so DDP sees it used."
-        mean = self.mean(h)
-        return torch.cat([mean, self.logstd.expand_as(mean)], -1)
-    def _stats(self, params, action):
-        mean, logstd = params.split(self.dim, -1)
-        logp = -(((action - mean) / logstd.exp()) ** 2 / 2 + logstd + self.LOG_2PI / 2).sum(-1)
-        return logp, (logstd + 0.5 + self.LOG_2PI / 2).sum(-1)
-    def sample(self, params, greedy: bool = False):
-        mean, logstd = params.split(self.dim, -1)
-        action = mean if greedy else mean + logstd.exp() * torch.randn_like(mean)
-        return action, self._stats(params, action)[0]
-    def log_prob_entropy(self, params, action): return self._stats(params, action)
-
-def make_head(hidden: int, space) -> nn.Module:
-    "The action head for a Gymnasium action space."
-    s = gymnasium.spaces
-    if isinstance(space, s.Discrete): return DiscreteHead(hidden, int(space.n))
-    if isinstance(space, s.MultiDiscrete): return MultiDiscreteHead(hidden, space.nvec.reshape(-1))
-    if is_continuous(space): return GaussianHead(hidden, int(np.prod(space.shape)))
-    raise EnvError(f"unsupported action space {space}: use Discrete, MultiDiscrete or a float Box")
-
-# %% ../nbs/02a_policy.ipynb #9296fd98
-class RunningNorm(nn.Module):
-    "Normalise inputs by a running mean and variance (identity when disabled)."
-    def __init__(self, dim: int, enabled: bool = True, clip: float = 10.0, eps: float = 1e-8, dtype=torch.float32):
-        super().__init__()
-        self.enabled, self.clip, self.eps = enabled, clip, eps
-        self.register_buffer("mean", torch.zeros(dim, dtype=dtype)); self.register_buffer("var", torch.ones(dim, dtype=dtype))
-        self.register_buffer("count", torch.tensor(eps, dtype=dtype))
-    @torch.no_grad()
-    def update(self, x: torch.Tensor):
-        "Fold a batch `x` (N, dim) into the running statistics."
-        if not self.enabled: return
-        x = x.reshape(-1, self.mean.shape[0]).to(self.mean.dtype)
-        n, m, v = x.shape[0], x.mean(0), x.var(0, unbiased=False)
-        delta, total = m - self.mean, self.count + n
-        self.mean += delta * n / total
-        self.var.copy_((self.var * self.count + v * n + delta ** 2 * self.count * n / total) / total)
-        self.count.copy_(total)
-    def forward(self, x):
-        if not self.enabled: return x
-        return ((x - self.mean) / (self.var + self.eps).sqrt()).clamp(-self.clip, self.clip)
 
 # %% ../nbs/02a_policy.ipynb #14b0a6de
 def parse_policy_map(text: str):
