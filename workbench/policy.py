@@ -184,8 +184,8 @@ def lstm_sequence(lstm: nn.LSTM, e: torch.Tensor, state: tuple, starts: torch.Te
     h0, c0 = e.new_zeros(1, n, H), e.new_zeros(1, n, H)
     heads = piece[::T]                                   # each env's first piece continues `state`
     h0[:, heads], c0[:, heads] = state[0], state[1]
-    packed = nn.utils.rnn.pack_padded_sequence(padded, lengths.cpu(), enforce_sorted=False)
-    out, (hn, cn) = lstm(packed, (h0, c0))
+    pieces = nn.utils.rnn.pack_padded_sequence(padded, lengths.cpu(), enforce_sorted=False)
+    out, (hn, cn) = lstm(pieces, (h0, c0))
     out = nn.utils.rnn.pad_packed_sequence(out, total_length=padded.shape[0])[0]
     tails = piece[T - 1::T]                              # each env's last piece ends the block
     return out[pos, piece].view(B, T, H).transpose(0, 1), (hn[:, tails], cn[:, tails])
