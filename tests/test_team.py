@@ -35,14 +35,15 @@ def test_team_sft_grpo_resume_and_swap(tmp_path):
 
 
 def test_code_team_sft_grpo_and_swap(tmp_path):
-    "A tester and a coder on generated tasks: SFT, GRPO with a model a role (the sandbox runs both), eval with roles swapped."
+    "A tester and a coder on generated tasks: SFT, tree-sampled GRPO with a model a role (the sandbox runs both), roles swapped."
     runs, code = tmp_path / "runs", ["--task", "code", "--max-new-tokens", "48", *SMALL]
     r = workbench("train", "--team", "--algo", "sft", "--updates", "2", "--batch-size", "2", *code, "--runs-dir", runs,
                   "--quiet", "--json")  # fmt: skip
     assert r.returncode == 0, r.stderr[-2000:]
     sft = last_json(r.stdout)["run_dir"]
     r = workbench("train", "--team", "--algo", "grpo", "--init", sft, "--policy-map", "per_role", "--updates", "1",
-                  "--batch-size", "2", "--group-size", "2", *code, "--runs-dir", runs, "--quiet", "--json")  # fmt: skip
+                  "--sampling", "tree", "--batch-size", "2", "--group-size", "2", *code, "--runs-dir", runs, "--quiet",
+                  "--json")  # fmt: skip
     assert r.returncode == 0, r.stderr[-2000:]
     run = last_json(r.stdout)["run_dir"]
     r = workbench("eval", run, "--episodes", "4", "--swap-roles")
@@ -70,6 +71,7 @@ def test_team_bad_settings_are_one_line(tmp_path):
         (["--task", "code", "--max-new-tokens", "64", "--level", "expert"], "level must be one of easy, medium, hard"),
         (["--task", "maze"], "task"),
         (["--path-reward", "steps"], "path_reward"),
+        (["--sampling", "forest"], "sampling"),
     ]:
         r = workbench("train", "--team", *flags, "--runs-dir", tmp_path / "runs")
         assert r.returncode == 2, (flags, r.stderr)
@@ -90,7 +92,7 @@ def test_token_team_notebook_as_a_job(tmp_path):
     assert job["status"] == "finished" and result["agents"] == "token" and result["global_step"] == 2, result
     for mode in ("greedy", "sampled", "swapped_greedy", "swapped_sampled"):
         assert 0 <= result[f"{mode}_success"] <= 1, result
-    code = {**params, "task": "code", "rounds": 1, "grouping": "both", "test_grids": 4}
+    code = {**params, "task": "code", "rounds": 1, "grouping": "both", "sampling": "tree", "test_grids": 4}
     args = [a for k, v in code.items() for a in ("-p", k, str(v))]
     r = workbench("run", nb, *args, "--out", tmp_path / "reports", "--json", timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]

@@ -5,7 +5,7 @@
 # %% ../../nbs/01f_env.pathtext.ipynb #0e637257
 from __future__ import annotations
 from ..core import ConfigError  # first: quiets dependency notices
-import hashlib
+import copy, hashlib
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
@@ -15,7 +15,7 @@ from .planpath import (MOVE_NAMES, SPLITS, grid_prompt, parse_moves, play_moves,
 
 # %% auto #0
 __all__ = ['STOPS', 'PATH_REWARDS', 'PathTask', 'held_out_grids', 'grid_stream', 'outcome_text', 'moves_text', 'planner_prompt',
-           'executor_prompt', 'path_reward', 'TeamTurn', 'TeamEnv', 'damaged', 'demonstration', 'PathFace']
+           'executor_prompt', 'path_reward', 'TeamTurn', 'branch', 'TeamEnv', 'damaged', 'demonstration', 'PathFace']
 
 # %% ../../nbs/01f_env.pathtext.ipynb #fa87a2be
 @dataclass(eq=False)
@@ -100,6 +100,15 @@ class TeamTurn:
     success: bool         # the team reached G this round
     moves: int            # moves the team played
 
+def branch(env, idx: Sequence[int], fields: Sequence[str]):
+    """A copy of a lockstep env whose episode j is `env`'s episode `idx[j]` as it stands: the per-episode lists named
+    in `fields` are re-drawn (a list inside them copied), everything else is shared. Tree sampling branches with it."""
+    out = copy.copy(env)
+    for name in fields:
+        old = getattr(env, name)
+        setattr(out, name, [list(old[i]) if isinstance(old[i], list) else old[i] for i in idx])
+    return out
+
 class TeamEnv:
     "Plan-Path for token agents in lockstep: a planner then an executor each round (or one solo agent), up to `rounds`."
     stops = STOPS
@@ -151,6 +160,10 @@ class TeamEnv:
         self.turn, self.round = 0, self.round + 1
         return [planner_prompt(self.tasks[i], self.roles[0], self.plans[i]) if self.live[i] else None
                 for i in range(len(self.tasks))], turns
+
+    def select(self, idx: Sequence[int]) -> "TeamEnv":
+        "A copy whose episode j is episode `idx[j]` as it stands now (a branch: stepping it leaves this env as it is)."
+        return branch(self, idx, ("tasks", "live", "plans", "solved"))
 
 # %% ../../nbs/01f_env.pathtext.ipynb #b135c6f5
 def damaged(moves: list, rng: np.random.Generator) -> list:

@@ -9,7 +9,7 @@ import ast, dataclasses
 from typing import Optional, Sequence
 
 import numpy as np
-from ..env.pathtext import TeamTurn
+from ..env.pathtext import TeamTurn, branch
 from .batch import BatchExecutionJudge
 from .code_env import feedback_of, retry_prompt
 from .code_tasks import LEVELS, CodeTask, TaskError, explain, held_out, task_stream
@@ -146,6 +146,13 @@ class CodeTeamEnv:
                                    f"your test {self.new[i]} {'passed' if said.overall >= 1 else 'failed'} on it")
         self.turn, self.round = 0, self.round + 1
         return self._prompts(), turns
+
+    def select(self, idx: Sequence[int]) -> "CodeTeamEnv":
+        "A copy whose episode j is episode `idx[j]` as it stands now (a branch; the sandbox judge is shared)."
+        out = branch(self, idx, ("tasks", "live", "tests", "new", "code", "feedback", "verdict"))
+        said = getattr(self, "tester_text", {})   # this round's tester answers, once the tester has spoken
+        out.tester_text = {j: said[i] for j, i in enumerate(idx) if i in said}
+        return out
 
 # %% ../../nbs/04l_judge.code_team.ipynb #2c317fec
 class CodeFace:

@@ -27,7 +27,7 @@ from .loss import group_advantages, grpo_loss
 
 # %% auto #0
 __all__ = ['GROUPINGS', 'TEAM_SECTIONS', 'TEAM_DEFAULTS', 'group_key', 'TeamConfig', 'TeamTrainConfig', 'play_team',
-           'evaluate_team', 'TeamTrainer']
+           'evaluate_team', 'play_tree', 'TeamTrainer']
 
 # %% ../../nbs/05h_train.team.ipynb #1e786905
 GROUPINGS = ("none", "agent", "turn", "both")
@@ -51,6 +51,8 @@ class TeamConfig:
     "weight of the team's global reward (1 - alpha: the role's local reward)"
     grouping: Literal["none", "agent", "turn", "both"] = "both"
     "GRPO groups: by task only (none), task and role (agent), task and round (turn), or all three (both)"
+    sampling: Literal["independent", "tree"] = "independent"
+    "GRPO rollouts: group_size whole episodes a task, or tree (the source's): group_size answers a turn from one state"
     rounds: int = 1
     "rounds an episode (a planner's turn and an executor's); a failed round's moves go into the next planner prompt"
     path_reward: Literal["success", "source"] = "success"
@@ -136,6 +138,35 @@ def evaluate_team(policies: dict, env, tasks: Sequence, temperature: float = 0.0
     ratios = [last[i].moves / len(t.best) for i, t in enumerate(tasks) if solved[i] and isinstance(t, PathTask)]
     return {"success": sum(solved) / len(tasks), "ci95": list(wilson_interval(sum(solved), len(tasks))),
             "path_ratio": sum(ratios) / len(ratios) if ratios else None, "tasks": len(tasks), "solved": solved}
+
+# %% ../../nbs/05h_train.team.ipynb #0a6c0924
+def _answer(policies: dict, env, idx: list, prompts: list, k: int, temperature: float, max_new_tokens: int) -> tuple:
+    "`k` answers of `env`'s role to each prompt (they go to episodes `idx`, `k` a prompt), stepped: (samples, prompts, turns)."
+    out = policies[env.role].generate(prompts, k, max_new_tokens=max_new_tokens, temperature=temperature, stop=env.stops)
+    texts = [None] * len(env.live)
+    for j, s in zip(idx, out): texts[j] = s.text
+    return out, *env.step(texts)
+
+@torch.no_grad()
+def play_tree(policies: dict, env, tasks: Sequence, k: int, temperature: float = 1.0, max_new_tokens: int = 24) -> tuple:
+    """Tree-structured sampling: `k` answers a turn from one state, the episode going on from the best. Returns ((sample,
+    task, role, round, reward) of every answer, the `TeamTurn`s of the branches the round's last role played)."""
+    prompts, rows, turns, n, base = env.reset(tasks), [], [], len(tasks), 0
+    while not env.done:
+        live = [i for i in range(n) if prompts[i] is not None]
+        role, rnd, tree = env.role, env.round, env.select([i for i in range(n) for _ in range(k)])
+        idx = [i * k + c for i in live for c in range(k)]
+        out, after, scored = _answer(policies, tree, idx, [prompts[i] for i in live], k, temperature, max_new_tokens)
+        if scored:
+            turns += [dataclasses.replace(u, episode=base + u.episode) for u in scored]; base += n * k
+        else:   # the round goes on: each branch is worth the round it leads to, the next role answering greedily
+            ahead, nxt = tree.select(range(n * k)), [j for j in idx if after[j] is not None]
+            _, _, scored = _answer(policies, ahead, nxt, [after[j] for j in nxt], 1, 0.0, max_new_tokens)
+        worth = {u.episode: u.reward for u in scored if u.role == role}
+        rows += [(s, j // k, role, rnd, worth[j]) for j, s in zip(idx, out)]
+        best = [max(range(i * k, i * k + k), key=lambda j: worth.get(j, float("-inf"))) for i in range(n)]
+        env, prompts = tree.select(best), [after[j] for j in best]
+    return rows, turns
 
 # %% ../../nbs/05h_train.team.ipynb #67045101
 class TeamTrainer(Trainer):
@@ -239,20 +270,23 @@ class TeamTrainer(Trainer):
                 "perf/tokens_per_s": n / (time.perf_counter() - t0)}
 
     def grpo_step(self) -> dict:
-        "Play `batch_size` tasks `group_size` times, group-normalise each answer's reward, one step of GRPO's loss."
+        "Play `batch_size` tasks `group_size` times (or as trees), group-normalise each answer's reward, a step of GRPO's loss."
         g, t = self.cfg.grpo, self.cfg.team
         t0, tasks = time.perf_counter(), self.draw(self.cfg.optim.batch_size)
         episodes = [task for task in tasks for _ in range(g.group_size)]
-        samples, turns = play_team(self.policies, self.env, episodes, g.temperature, g.max_new_tokens)
+        if t.sampling == "tree":   # rows: (sample, task, role, round, reward)
+            rows, turns = play_tree(self.policies, self.env, tasks, g.group_size, g.temperature, g.max_new_tokens)
+        else:
+            samples, turns = play_team(self.policies, self.env, episodes, g.temperature, g.max_new_tokens)
+            reward_of = {(u.episode, u.role, u.round): u.reward for u in turns}
+            rows = [(s, i // g.group_size, role, rnd, reward_of[(i, role, rnd)]) for s, i, role, rnd in samples]
         gen_s = time.perf_counter() - t0
-        reward_of = {(u.episode, u.role, u.round): u for u in turns}
-        rows = [(s, reward_of[(i, role, rnd)]) for s, i, role, rnd in samples]
-        rewards = torch.tensor([u.reward for _, u in rows], dtype=torch.float32)
-        keys = [group_key(u.episode // g.group_size, u.role, u.round, t.grouping) for _, u in rows]
+        rewards = torch.tensor([r[4] for r in rows], dtype=torch.float32)
+        keys = [group_key(task, role, rnd, t.grouping) for _, task, role, rnd, _ in rows]
         adv, no_spread = group_advantages(rewards, keys, g.scale_rewards)
         loss, parts = 0.0, {}
         for pid, model in self.models.items():
-            mine = [j for j, (_, u) in enumerate(rows) if self.mapping[u.role] == pid]
+            mine = [j for j, r in enumerate(rows) if self.mapping[r[2]] == pid]
             if not mine: continue
             prompt_ids = [rows[j][0].prompt_ids for j in mine]; completion_ids = [rows[j][0].completion_ids for j in mine]
             ref_logp = None
@@ -268,16 +302,17 @@ class TeamTrainer(Trainer):
             loss = loss + part
             parts[f"losses/{pid}/grpo_loss"], parts[f"losses/{pid}/kl"] = part.item(), st.kl.item()
         norm = self._optimise(loss)
-        generated = sum(len(s.completion_ids) for s, _ in rows)
+        generated = sum(len(r[0].completion_ids) for r in rows)
         self.tokens += generated
-        return {**self._turn_stats(turns, episodes), **parts, "losses/grpo_loss": loss.item(), "losses/grad_norm": norm,
+        return {**self._turn_stats(turns), **parts, "losses/grpo_loss": loss.item(), "losses/grad_norm": norm,
                 "charts/zero_std_groups": no_spread, "charts/tokens": self.tokens,
                 "perf/tokens_per_s": generated / max(gen_s, 1e-9), "perf/generate_time": gen_s}
 
-    def _turn_stats(self, turns: list, episodes: list) -> dict:
-        "The step's rewards: mean reward, team success, and each role's reward and local reward."
+    def _turn_stats(self, turns: list) -> dict:
+        "The step's rewards: mean reward, team success (of episodes, or of a tree's branches), each role's reward and local."
         solved = {u.episode for u in turns if u.success}
-        out = {"charts/reward": sum(u.reward for u in turns) / len(turns), "charts/success": len(solved) / len(episodes),
+        out = {"charts/reward": sum(u.reward for u in turns) / len(turns),
+               "charts/success": len(solved) / len({u.episode for u in turns}),
                "charts/episodic_return": sum(u.team for u in turns) / len(turns)}
         for role in self.roles:
             mine = [u for u in turns if u.role == role]
