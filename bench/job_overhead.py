@@ -9,9 +9,9 @@ then a greedy evaluation of --episodes episodes) run two ways, each timed from p
 
 The goal: job - script under 10 seconds.
 
-Part 2, throughput: `workbench run ... --processes 1 --cpu` against `--processes 2 --cpu` (two processes
-training as one DDP job over gloo), each doing --steps steps in total; SPS is the trainer's own, from the job's
-result.
+Part 2, throughput: `workbench run ... --processes 2 --cpu` (two processes training as one data-parallel job,
+8 envs each) against `--processes 1 --cpu` with 16 envs (the same total batch) and with 8 (the same batch per
+process), each doing --steps steps in total; SPS is the trainer's own, from the job's result.
 
 Part 3, batches: `workbench batch` of --batch-jobs jobs (seeds 1..N, --batch-steps steps each, 20 evaluation
 episodes) with --max-parallel 1 against --max-parallel 2: wall time of the whole batch, its comparison report
@@ -58,7 +58,7 @@ def timed(cmd: list, cwd: str) -> tuple[float, subprocess.CompletedProcess]:
     return wall, proc
 
 
-def run_job(steps: int, episodes: int, cwd: str, processes: int = 1) -> tuple[float, dict]:
+def run_job(steps: int, episodes: int, cwd: str, processes: int = 1, num_envs: int = 8) -> tuple[float, dict]:
     wall, proc = timed(
         [
             WORKBENCH,
@@ -67,6 +67,9 @@ def run_job(steps: int, episodes: int, cwd: str, processes: int = 1) -> tuple[fl
             "-p",
             "total_timesteps",
             str(steps),
+            "-p",
+            "num_envs",
+            str(num_envs),
             "-p",
             "eval_episodes",
             str(episodes),
@@ -139,7 +142,7 @@ def main():
 
     busy = wait_for_quiet(0.15, 60)
     walls = {"script": [], "job": []}
-    sps = {1: [], 2: []}
+    sps = {1: [], "1x16": [], 2: []}
     with tempfile.TemporaryDirectory() as cwd:
         for r in range(args.rounds):
             w, proc = timed(
@@ -166,11 +169,13 @@ def main():
                 f"(overhead {w - walls['script'][-1]:.1f} s; job's own duration {job['duration']:.1f} s)",
                 flush=True,
             )
+            w16, job16 = run_job(args.steps, args.episodes, cwd, num_envs=16)
+            sps["1x16"].append(job16["result"]["sps"])
             w2, job2 = run_job(args.steps, args.episodes, cwd, processes=2)
             sps[2].append(job2["result"]["sps"])
             print(
-                f"round {r + 1}: 1 process {sps[1][-1]:,} steps/s, 2 processes {sps[2][-1]:,} steps/s "
-                f"(wall {w:.1f} s vs {w2:.1f} s)",
+                f"round {r + 1}: 1 process {sps[1][-1]:,} steps/s (16 envs: {sps['1x16'][-1]:,}), "
+                f"2 processes x 8 envs {sps[2][-1]:,} steps/s (wall {w:.1f} s / {w16:.1f} s vs {w2:.1f} s)",
                 flush=True,
             )
         batch = {}
@@ -190,8 +195,11 @@ def main():
             f"  script {med['script']:.1f} s, workbench run {med['job']:.1f} s: "
             f"overhead {med['job'] - med['script']:.1f} s (goal < 10 s)"
         )
-        s1, s2 = statistics.median(sps[1]), statistics.median(sps[2])
-        print(f"  training SPS: 1 process {s1:,.0f}, 2 processes {s2:,.0f}: ratio {s2 / s1:.2f}")
+        s1, s16, s2 = (statistics.median(sps[k]) for k in (1, "1x16", 2))
+        print(
+            f"  training SPS: 2 processes x 8 envs {s2:,.0f}; 1 process x 16 envs (same total batch) {s16:,.0f}: "
+            f"ratio {s2 / s16:.2f}; 1 process x 8 envs {s1:,.0f}: ratio {s2 / s1:.2f}"
+        )
     if batch:
         print(
             f"  batch of {args.batch_jobs} jobs: --max-parallel 1 {batch[1]:.1f} s, --max-parallel 2 {batch[2]:.1f} s: "

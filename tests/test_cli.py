@@ -83,6 +83,7 @@ def test_config_file_and_flag_precedence(runs_dir, tmp_path):
         ("mlp", "gym:Pendulum-v1", ["--obs-norm"]),
         ("mlp", "puffer:cartpole", []),
         ("mlp", "gym:CartPole-v1", ["--bf16"]),
+        ("mlp", "gym:CartPole-v1", ["--compile"]),  # torch.compile's CPU path (inductor), ~15 s
     ],
 )
 def test_policies_and_envs_train(runs_dir, policy, env, extra):

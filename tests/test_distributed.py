@@ -4,6 +4,7 @@ import json, os, subprocess, sys
 from pathlib import Path
 
 import pytest
+import torch
 
 from workbench.runs.store import RunStore
 
@@ -118,3 +119,41 @@ def test_grpo_two_processes_in_bf16(runs_dir, tmp_path):
     more = run("--resume", first["run_dir"], "--updates", "4")  # a language-model run resumes without --algo
     assert more["global_step"] == 4 and more["run_dir"] == first["run_dir"]
     assert [m["step"] for m in store.metrics(rec["id"], "charts/update")] == [1, 2, 3, 4]
+
+
+TRAIN_AND_SAVE = """
+import sys, torch
+from workbench.train.config import TrainConfig
+from workbench.train.ppo import PPOTrainer
+cfg = TrainConfig.from_dict({"env": "gym:CartPole-v1", "num_envs": 4, "num_steps": 16, "num_minibatches": 2,
+                             "update_epochs": 2, "total_timesteps": 1024, "eval_every": 0, "checkpoint_every": 0,
+                             "device": "cpu", "obs_norm": True, "grad_sync": sys.argv[2]})
+t = PPOTrainer(cfg)
+t.fit()
+torch.save({"state": t.policy.state_dict(), "sync": type(t.sync).__name__}, f"{sys.argv[1]}/rank{t.rank}.pt")
+"""
+
+
+def test_shared_memory_sync_trains_as_ddp(tmp_path):
+    """Two CPU processes on one host average their gradients through shared memory (`grad_sync=auto`): both ranks
+    end with the same weights and observation statistics as under DDP over gloo (`grad_sync=ddp`), bit for bit."""
+    script = tmp_path / "train_and_save.py"
+    script.write_text(TRAIN_AND_SAVE)
+    states = {}
+    for mode in ("auto", "ddp"):
+        out = tmp_path / mode
+        out.mkdir()
+        cmd = launch_cmd()[:-3] + [str(script), str(out), mode]
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=tmp_path,
+                           env={**os.environ, "ACCELERATE_USE_CPU": "true"})  # fmt: skip
+        assert r.returncode == 0, r.stderr[-3000:]
+        for rank in (0, 1):
+            states[mode, rank] = torch.load(out / f"rank{rank}.pt")
+    assert states["auto", 0]["sync"] == "HostSync" and states["ddp", 0]["sync"] == "NoneType"
+    first = states["auto", 0]["state"]
+    assert any("norm" in k for k in first), sorted(first)  # observation statistics (buffers) are compared too
+    for key, saved in states.items():
+        assert saved["state"].keys() == first.keys()
+        for k, v in saved["state"].items():
+            assert torch.equal(v, first[k]), (key, k)
+    assert not list(Path("/dev/shm").glob("wb-*")), "the shared memory block was removed"

@@ -84,6 +84,8 @@ class RunConfig:
     "bf16 autocast for the update's forward passes"
     compile: bool = False
     "torch.compile the policy"
+    grad_sync: Literal["auto", "ddp"] = "auto"
+    "PPO across CPU processes: auto (on one host, gradients averaged through shared memory) or ddp (torch DDP, gloo)"
     torch_threads: Optional[int] = 1
     "torch CPU threads (None: torch's default); 1 is fastest for small networks"
     runs_dir: str = "runs"

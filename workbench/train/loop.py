@@ -26,8 +26,9 @@ class Trainer:
     def _stopping(self) -> bool:
         "Apply queued controls; True once a stop was asked (on any process: a signal to one stops them all)."
         self.apply_controls()
-        acc = getattr(self, "accelerator", None)
-        if acc is not None and acc.num_processes > 1:
+        acc, sync = getattr(self, "accelerator", None), getattr(self, "sync", None)
+        if sync is not None: self._stop = sync.any(self._stop)   # shared memory between CPU processes (`train.hostsync`)
+        elif acc is not None and acc.num_processes > 1:
             stop = torch.tensor([float(self._stop)], device=acc.device)
             self._stop = bool(acc.reduce(stop, "max").item())
         return self._stop

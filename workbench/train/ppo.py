@@ -15,6 +15,7 @@ from ..policy import make_policy
 from .config import LIVE_HPARAMS, TrainConfig
 from ..runs.events import Controls, EventBus, Kind, Metric
 from .loop import Trainer
+from .hostsync import HostSync
 from .checkpoint import CheckpointManager, rng_state, set_rng_state
 from ..judge.episodes import episode_stats, evaluate_policy, tally_infos
 from .loss import PPOStats, RewardScale, compute_gae, ppo_loss
@@ -66,8 +67,12 @@ class PPOTrainer(Trainer):
         # Adam, as Adam's state is per parameter), each with its own gradient-norm clip.
         self.optimizer = torch.optim.Adam(self._param_groups(), lr=cfg.ppo.learning_rate, eps=1e-5, fused=True)
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, self._lr_factor)
-        # For the update's forward pass only (DDP across processes, compiled if asked); all else uses `self.policy`.
-        self._train_model = self.accelerator.prepare(torch.compile(self.policy) if cfg.run.compile else self.policy)
+        # For the update's forward pass only (compiled if asked); all else uses `self.policy`. CPU processes on one host
+        # average their gradients through shared memory (`HostSync`: gloo's all-reduce over loopback costs more than the
+        # backward pass it follows); anywhere else DDP wraps the model.
+        self.sync = HostSync.create(self.accelerator, self.policy, cfg.run.grad_sync)
+        model = torch.compile(self.policy) if cfg.run.compile else self.policy
+        self._train_model = model if self.sync else self.accelerator.prepare(model)
         self.global_step, self.update_count, self.episodes, self.diverged = 0, 0, 0, False
         self.recent_returns = collections.deque(maxlen=100)
         self.best_score, self.last_eval = None, None
@@ -169,6 +174,7 @@ class PPOTrainer(Trainer):
         per_mb = units // ppo.num_minibatches
         totals, count, epochs = torch.zeros(len(PPOStats._fields) + (k if k > 1 else 0), device=self.device), 0, 0
         self._train_model.train()
+        if self.sync: self.sync.broadcast_buffers()   # rank 0's observation statistics, as DDP's forward does
         for epoch in range(ppo.update_epochs):
             perm = torch.randperm(units, device=self.device)
             for start in range(0, units, per_mb):
@@ -178,6 +184,7 @@ class PPOTrainer(Trainer):
                 loss, stats = self._minibatch_loss(mb)
                 self.optimizer.zero_grad(set_to_none=True)
                 self.accelerator.backward(loss)
+                if self.sync: self.sync.average_grads()
                 if ppo.max_grad_norm > 0:
                     for group in self.optimizer.param_groups:
                         torch.nn.utils.clip_grad_norm_(group["params"], ppo.max_grad_norm, foreach=True)
