@@ -15,7 +15,7 @@ from ..env.make import agents_per_env, describe_space, is_continuous, make_env
 from ..runs.events import Metric
 
 # %% auto #0
-__all__ = ['tally_infos', 'play_episodes', 'evaluate_policy', 'per_agent', 'episode_stats']
+__all__ = ['tally_infos', 'play_episodes', 'evaluate_policy', 'merge_played', 'per_agent', 'episode_stats']
 
 # %% ../../nbs/04a_judge.episodes.ipynb #3de0a3a1
 @torch.no_grad()
@@ -68,14 +68,17 @@ def play_episodes(policy, vecenv, episodes: int, greedy: bool = True, device="cp
     finally:
         policy.train(was_training)
     return {"returns": returns, "lengths": lengths, "agents": agents, "finished": finished,
-            "env_stats": {k: sums[k] / weights[k] for k in sums}}
+            "env_stats": {k: sums[k] / weights[k] for k in sums}, "env_sums": dict(sums), "env_weights": dict(weights)}
 
 # %% ../../nbs/04a_judge.episodes.ipynb #423fb885
 def evaluate_policy(policy, env_spec: str, episodes: int = 100, greedy: bool = True, seed: int = 1_000_003,
-                    num_envs: Optional[int] = None, device="cpu", max_env_steps: int = 200_000) -> dict:
+                    num_envs: Optional[int] = None, device="cpu", max_env_steps: int = 200_000,
+                    gather: Optional[Callable[[dict], list]] = None) -> dict:
     """Run `episodes` episodes of `policy` on `env_spec` (counted per agent: a two-agent env gives two per episode);
     return mean/std/CI of the returns, each agent's mean return for a multi-agent env, and the means of what the
-    env reports of its episodes in its infos (`env_stats`: Plan-Path's success and path ratio, say), if it does."""
+    env reports of its episodes in its infos (`env_stats`: Plan-Path's success and path ratio, say), if it does.
+    `gather`: for an evaluation shared between processes, maps what this one played to what each one played
+    (`torch.distributed.all_gather_object`); the result is then over all their episodes."""
     if episodes < 1: raise ConfigError(f"episodes must be at least 1, got {episodes}")
     if num_envs is None:   # up to 16 agents, whole envs of them
         group = agents_per_env(env_spec)
@@ -90,6 +93,7 @@ def evaluate_policy(policy, env_spec: str, episodes: int = 100, greedy: bool = T
                            f"but {env_spec!r} has {describe_space(ours)}")
     try: played = play_episodes(policy, vecenv, episodes, greedy, device, max_env_steps, seed)
     finally: vecenv.close()
+    if gather is not None: played = merge_played(gather(played))
     if not played["finished"]:
         raise RuntimeError(f"evaluation of {env_spec} did not finish {episodes} episodes in {max_env_steps} steps "
                            "per env (does the env ever end an episode?)")
@@ -102,6 +106,15 @@ def evaluate_policy(policy, env_spec: str, episodes: int = 100, greedy: bool = T
             "episodes": len(r), "mean_length": float(np.mean(lengths)), "greedy": greedy, "returns": returns,
             **({"agents": per_agent(r, np.array(played["agents"]), names)} if len(names) > 1 else {}),
             **({"env_stats": played["env_stats"]} if played["env_stats"] else {})}
+
+def merge_played(parts: list) -> dict:
+    "`play_episodes` results of several processes as one: their episodes in process order, the env's stats pooled."
+    sums, weights = collections.defaultdict(float), collections.defaultdict(float)
+    for p in parts:
+        for k, v in p["env_sums"].items(): sums[k] += v; weights[k] += p["env_weights"][k]
+    return {**{k: [x for p in parts for x in p[k]] for k in ("returns", "lengths", "agents")},
+            "finished": all(p["finished"] for p in parts), "env_stats": {k: sums[k] / weights[k] for k in sums},
+            "env_sums": dict(sums), "env_weights": dict(weights)}
 
 def per_agent(returns: np.ndarray, agents: np.ndarray, names: list[str]) -> dict:
     "Mean return of each agent of a multi-agent env (by its name), over the episodes it finished."

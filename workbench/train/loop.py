@@ -75,11 +75,15 @@ class Trainer:
     def _evaluate_and_checkpoint(self, update: int) -> None:
         "Evaluate every `eval_every` updates; checkpoint on a new best score or every `checkpoint_every` updates."
         run, score = self.cfg.run, None
-        if self.main and run.eval_every and update % run.eval_every == 0:
+        if self._evaluates() and run.eval_every and update % run.eval_every == 0:
             score = self.evaluate()[self.SCORE]
         improved = score is not None and (self.best_score is None or score > self.best_score)
         if improved or (run.checkpoint_every and update % run.checkpoint_every == 0):
             self.save_checkpoint(score, reason="best" if improved else "scheduled")
+
+    def _evaluates(self) -> bool:
+        "Whether this process takes part in evaluations: the main one, or all where they share them (`sync`: PPO)."
+        return self.main or getattr(self, "sync", None) is not None
 
     def _finish(self, update: int) -> None:
         "A last evaluation (unless this update had one) and checkpoint, then the final status; or `diverged`."
@@ -91,7 +95,7 @@ class Trainer:
             return self._set_status("diverged", error=self.divergence, checkpoint=str(last) if last else None)
         run, score = self.cfg.run, None
         due = run.eval_every and not self._stop and (self.last_eval is None or update % run.eval_every)
-        if self.main and due: score = self.evaluate()[self.SCORE]
+        if self._evaluates() and due: score = self.evaluate()[self.SCORE]
         self.save_checkpoint(score, reason="stop" if self._stop else "final")
         if getattr(self, "accelerator", None) is not None: self.accelerator.wait_for_everyone()
         self._set_status("stopped" if self._stop else "finished")

@@ -282,14 +282,24 @@ class PPOTrainer(Trainer):
         if self.checkpoints: self.checkpoints.best_score = self.best_score
 
     def evaluate(self, episodes: Optional[int] = None) -> dict:
-        "Greedy evaluation of the current policy on fresh episodes."
-        t0 = time.perf_counter()
-        result = evaluate_policy(self.policy, self.cfg.env.env, episodes or self.cfg.run.eval_episodes, greedy=True,
-                                 seed=self.cfg.run.seed + 1_000_003 + self.update_count, device=self.device)
+        "Greedy evaluation of the current policy on fresh episodes (CPU processes of one host play a share each)."
+        t0, n = time.perf_counter(), episodes or self.cfg.run.eval_episodes
+        shared = self.sync is not None and n >= self.sync.world
+        rank, world = (self.rank, self.sync.world) if shared else (0, 1)
+        result = evaluate_policy(self.policy, self.cfg.env.env, n // world + (rank < n % world), greedy=True,
+                                 seed=self.cfg.run.seed + 1_000_003 + self.update_count + 7919 * rank, device=self.device,
+                                 gather=self._gather if shared else None)
         result["seconds"] = time.perf_counter() - t0
         self.last_eval = result
-        self.bus.emit(Kind.EVAL, self.global_step, **{k: v for k, v in result.items() if k != "returns"})
+        if self.main: self.bus.emit(Kind.EVAL, self.global_step, **{k: v for k, v in result.items() if k != "returns"})
         return result
+
+    def _gather(self, played: dict) -> list:
+        "What each process played of a shared evaluation (one `all_gather_object`, an evaluation)."
+        import torch.distributed as dist
+        parts = [None] * self.sync.world
+        dist.all_gather_object(parts, played)
+        return parts
 
     # ---- set-up, called by __init__
     def _param_groups(self) -> list:
