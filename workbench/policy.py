@@ -6,7 +6,7 @@
 from __future__ import annotations
 from .core import ConfigError, EnvError, check_types  # first: it quiets two dependency notices before torch loads
 from .env.make import is_continuous
-from .heads import RunningNorm, layer_init, make_head
+from .heads import RunningNorm, Tanh, layer_init, make_head
 import copy, re
 from dataclasses import dataclass
 from typing import Literal, Optional
@@ -119,7 +119,7 @@ class MLPPolicy(Policy):
         super().__init__(obs_space, action_space, cfg)
         def mlp():
             layers, d = [], self.obs_dim
-            for _ in range(cfg.num_layers): layers += [layer_init(nn.Linear(d, cfg.hidden_size)), nn.Tanh()]; d = cfg.hidden_size
+            for _ in range(cfg.num_layers): layers += [layer_init(nn.Linear(d, cfg.hidden_size)), Tanh()]; d = cfg.hidden_size
             return nn.Sequential(*layers)
         self.encoder = mlp()
         separate = is_continuous(action_space) if cfg.separate_critic is None else cfg.separate_critic
@@ -135,7 +135,7 @@ class LSTMPolicy(Policy):
     recurrent = True
     def __init__(self, obs_space, action_space, cfg: PolicyConfig):
         super().__init__(obs_space, action_space, cfg)
-        self.encoder = nn.Sequential(layer_init(nn.Linear(self.obs_dim, cfg.hidden_size)), nn.Tanh())
+        self.encoder = nn.Sequential(layer_init(nn.Linear(self.obs_dim, cfg.hidden_size)), Tanh())
         self.lstm = nn.LSTM(cfg.hidden_size, cfg.hidden_size)
         for name, p in self.lstm.named_parameters():
             if "bias" in name: nn.init.constant_(p, 0)
@@ -221,8 +221,8 @@ class TransformerPolicy(Policy):
         self.blocks = nn.ModuleList(CausalBlock(d, cfg.num_heads) for _ in range(cfg.num_layers))
         self.distance_bias = nn.Parameter(torch.zeros(cfg.num_layers, cfg.num_heads, W))   # by steps back, 0 to W - 1
         self.norm = nn.LayerNorm(d)
-        self.actor_mlp = nn.Sequential(layer_init(nn.Linear(d, d)), nn.Tanh())
-        self.critic_mlp = nn.Sequential(layer_init(nn.Linear(d, d)), nn.Tanh())
+        self.actor_mlp = nn.Sequential(layer_init(nn.Linear(d, d)), Tanh())
+        self.critic_mlp = nn.Sequential(layer_init(nn.Linear(d, d)), Tanh())
 
     def initial_state(self, n: int, device="cpu"):
         "(keys, values) (layers, n, window - 1, d) and which cached steps are of this episode (1, n, window - 1)."
