@@ -12,10 +12,16 @@ def print_result(result: dict):
     os._exit(0)
 
 
-def run_worker(script: str, argv: list) -> dict:
+def run_worker(script: str, argv: list, timeout: float | None = None) -> dict:
     "Run `python script argv...` in a fresh process; return the dict it printed (or an 'error' entry)."
     cmd = [sys.executable, os.path.abspath(script), *map(str, argv)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, PYTHONWARNINGS="ignore"))
+    try:
+        proc = subprocess.run(
+            cmd, capture_output=True, text=True, env=dict(os.environ, PYTHONWARNINGS="ignore"), timeout=timeout
+        )
+    except subprocess.TimeoutExpired as e:
+        print(str(e.stdout or "")[-3000:], str(e.stderr or "")[-3000:], sep="\n", file=sys.stderr)
+        return {"error": f"worker timed out after {timeout:.0f} s"}
     lines = [l for l in proc.stdout.splitlines() if l.startswith(RESULT_TAG)]
     if proc.returncode or not lines:
         print(proc.stdout[-3000:], proc.stderr[-3000:], sep="\n", file=sys.stderr)
@@ -48,8 +54,16 @@ def wait_for_quiet(max_busy: float, max_wait: float) -> float:
     return busy
 
 
+def version(package: str) -> str:
+    "An installed distribution's version, else the module's __version__ (a source tree on PYTHONPATH)."
+    try:
+        return importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        return str(getattr(importlib.import_module(package), "__version__", "?"))
+
+
 def versions(*packages) -> dict:
-    v = {p: importlib.metadata.version(p) for p in packages}
+    v = {p: version(p) for p in packages}
     v.update(python=platform.python_version(), cpus=os.cpu_count())
     return v
 

@@ -9,6 +9,7 @@ mean GPU utilisation. The goal: at least 1M steps/s and ahead of PuffeRL.
 
     python bench/gpu_sps.py                                  # 4096 and 16384 agents, 20M steps a run
     python bench/gpu_sps.py --num-envs 4096 --steps 5000000 --json bench/out/gpu_sps.json
+    python bench/gpu_sps.py --num-envs 4096 --precisions fp32 --policy lstm   # our LSTM against PuffeRL's LSTMWrapper
     python bench/gpu_sps.py --device cpu --num-envs 256 --steps 300000 --no-compile   # the script itself, on a CPU
 
 PuffeRL uses its CUDA advantage kernel when PufferLib was built with nvcc (its import says which); ours computes
@@ -66,13 +67,13 @@ def run(trainer: str, num_envs: int, precision: str, args) -> dict:
     updates = max(3, args.steps // batch)
     argv = ["--worker", trainer, "--threads", args.threads, "--num-envs", num_envs, "--horizon", args.horizon]
     argv += ["--minibatch", min(args.minibatch, batch), "--epochs", 1, "--updates", updates, "--lr", 1e-3]
-    argv += ["--gamma", 0.99, "--gae-lambda", 0.95, "--seed", 1, "--policy", "mlp", "--env", args.env]
+    argv += ["--gamma", 0.99, "--gae-lambda", 0.95, "--seed", 1, "--policy", args.policy, "--env", args.env]
     argv += ["--device", args.device] + {"fp32": [], "bf16": ["--bf16"], "bf16+compile": ["--bf16", "--compile"]}[
         precision
     ]
     with GpuSampler() as gpu:
         t0 = time.perf_counter()
-        result = run_worker(WORKER, argv)
+        result = run_worker(WORKER, argv, timeout=args.worker_timeout)
         wall = time.perf_counter() - t0
     return {"trainer": trainer, "num_envs": num_envs, "precision": precision, "wall_s": wall, **result, **gpu.summary()}
 
@@ -86,7 +87,12 @@ def main():
     p.add_argument("--minibatch", type=int, default=32768)
     p.add_argument("--steps", type=int, default=20_000_000, help="env steps a run")
     p.add_argument("--threads", type=int, default=1, help="torch CPU threads in each worker")
+    p.add_argument("--policy", default="mlp", choices=["mlp", "lstm"], help="lstm: ours against LSTMWrapper")
+    p.add_argument(
+        "--precisions", nargs="+", default=["fp32", "bf16", "bf16+compile"], choices=["fp32", "bf16", "bf16+compile"]
+    )
     p.add_argument("--no-compile", action="store_true", help="leave out the torch.compile runs")
+    p.add_argument("--worker-timeout", type=float, default=300, help="seconds before a run counts as failed")
     p.add_argument("--json", help="also write the results to this file")
     args = p.parse_args()
     import torch
@@ -94,8 +100,8 @@ def main():
     if args.device == "cuda" and not torch.cuda.is_available():
         raise SystemExit("gpu_sps.py: no CUDA GPU here (run it where one is lent, or pass --device cpu to try it)")
     gpu = torch.cuda.get_device_name(0) if args.device == "cuda" else "none"
-    print(f"# {args.env} on {args.device} ({gpu}); {versions('torch', 'pufferlib')}")
-    precisions = ["fp32", "bf16"] + ([] if args.no_compile else ["bf16+compile"])
+    print(f"# {args.env}, {args.policy}, on {args.device} ({gpu}); {versions('torch', 'pufferlib')}")
+    precisions = [p for p in args.precisions if not (args.no_compile and "compile" in p)]
     rows = []
     for n in args.num_envs:
         for precision in precisions:

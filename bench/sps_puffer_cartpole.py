@@ -124,6 +124,7 @@ def run_puffer(args) -> dict:
     policy = pufferlib.models.Default(vecenv.driver_env, hidden_size=128)
     if args.policy == "lstm":
         policy = pufferlib.models.LSTMWrapper(vecenv.driver_env, policy, input_size=128, hidden_size=128)
+    policy = policy.to(args.device)  # PuffeRL leaves placement to its caller (its own CLI does this in load_policy)
 
     config = puffer_default_train_config()
     config.update(
@@ -150,15 +151,17 @@ def run_puffer(args) -> dict:
     trainer = PuffeRL(config, vecenv, policy)
 
     marks, last_return = [], None
-    for _ in range(args.updates):
+    try:
+        for _ in range(args.updates):
+            marks.append((time.perf_counter(), trainer.global_step))
+            stats = trainer.evaluate()  # one batch of experience (stats: env logs since its last log line)
+            if len(np.atleast_1d(stats.get("score", []))):
+                last_return = float(np.mean(stats["score"]))  # score = episode length = return
+            trainer.train()  # update_epochs over it
         marks.append((time.perf_counter(), trainer.global_step))
-        stats = trainer.evaluate()  # one batch of experience (stats: env logs since its last log line)
-        if len(np.atleast_1d(stats.get("score", []))):
-            last_return = float(np.mean(stats["score"]))  # score = episode length = return
-        trainer.train()  # update_epochs over it
-    marks.append((time.perf_counter(), trainer.global_step))
+    finally:  # its utilisation thread is not a daemon: left running after an error, it keeps the worker alive
+        trainer.utilization.stop()
     trainer.vecenv.close()
-    trainer.utilization.stop()
     shutil.rmtree(config["data_dir"], ignore_errors=True)  # its final checkpoint
     overall, steady = steady_sps(marks)
     return {

@@ -50,11 +50,10 @@ def register_env(name: str, creator: Callable, description: str = "") -> EnvEntr
 def puffer_env_names() -> list[str]:
     "Names of PufferLib's Ocean envs that this install can build (spec `puffer:<name>`)."
     from pufferlib.ocean import environment
-    names = []
-    for name, target in environment.MAKE_FUNCTIONS.items():
-        if callable(target) or importlib.util.find_spec(f"pufferlib.ocean.{name}.binding") is not None:
-            names.append(name)
-    return sorted(names)
+    def built(name):  # a trimmed build may lack an env's folder as well as its compiled binding
+        try: return importlib.util.find_spec(f"pufferlib.ocean.{name}.binding") is not None
+        except ModuleNotFoundError: return False
+    return sorted(name for name, target in environment.MAKE_FUNCTIONS.items() if callable(target) or built(name))
 
 def gym_env_ids() -> list[str]:
     "Ids of the registered Gymnasium envs (spec `gym:<id>`)."
