@@ -15,8 +15,8 @@ import numpy as np   # torch is imported where it is used, so that commands whic
 # %% auto #0
 __all__ = ['WorkbenchError', 'ConfigError', 'EnvError', 'CheckpointError', 'Parser', 'coerce_value', 'config_from_dict',
            'check_types', 'config_fields', 'field_docs', 'docs_from_source', 'read_mapping_file', 'load_config_file',
-           'seed_everything', 'process_rank', 'is_main_process', 'resolve_device', 'atomic_write', 'atomic_write_text',
-           'code_version', 'host_name']
+           'seed_everything', 'process_rank', 'is_main_process', 'resolve_device', 'reuse_freed_memory', 'atomic_write',
+           'atomic_write_text', 'code_version', 'host_name']
 
 # %% ../nbs/00a_core.ipynb #f4e17146
 class WorkbenchError(ValueError):
@@ -205,6 +205,16 @@ def resolve_device(device: str = "auto") -> str:
         raise ConfigError("device 'cuda' requested but torch sees no CUDA GPU (use --device cpu or auto)")
     if device not in ("cpu", "cuda"): raise ConfigError(f"device must be auto, cpu or cuda, got {device!r}")
     return device
+
+# %% ../nbs/00a_core.ipynb #615d80be
+def reuse_freed_memory(mmap_mb: int = 32, trim_mb: int = 256) -> bool:
+    "Keep freed blocks of up to `mmap_mb` MB in glibc's heap for reuse (see above); False where it does not apply."
+    import ctypes, sys
+    if not sys.platform.startswith("linux"): return False
+    mallopt = getattr(ctypes.CDLL(None), "mallopt", None)   # glibc's; other C libraries may lack it
+    if mallopt is None: return False
+    M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
+    return bool(mallopt(M_MMAP_THRESHOLD, mmap_mb << 20)) and bool(mallopt(M_TRIM_THRESHOLD, trim_mb << 20))
 
 # %% ../nbs/00a_core.ipynb #ec801355
 def atomic_write(path: Union[str, Path], write) -> Path:

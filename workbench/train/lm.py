@@ -4,7 +4,7 @@
 
 # %% ../../nbs/05f_train.lm.ipynb #8d794b7b
 from __future__ import annotations
-from ..core import ConfigError, check_types, resolve_device, seed_everything  # first: see deps
+from ..core import ConfigError, check_types, resolve_device, reuse_freed_memory, seed_everything  # first: see deps
 import dataclasses, itertools, math, time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -249,6 +249,7 @@ def token_frame(trainer, cfg, kind: str, run_dir, bus, controls, resume: Optiona
     trainer.cfg, trainer.run_dir = cfg, Path(run_dir) if run_dir else None
     device = resolve_device(cfg.run.device)
     if cfg.run.torch_threads: torch.set_num_threads(cfg.run.torch_threads)
+    reuse_freed_memory()
     trainer.accelerator = Accelerator(cpu=device == "cpu", mixed_precision="bf16" if cfg.run.bf16 else "no")
     trainer.device, trainer.main = trainer.accelerator.device, trainer.accelerator.is_main_process
     return start, cfg

@@ -4,7 +4,7 @@
 
 # %% ../../nbs/05e_train.ppo.ipynb #90f3996f
 from __future__ import annotations
-from ..core import CheckpointError, ConfigError, resolve_device, seed_everything  # first: see deps
+from ..core import CheckpointError, ConfigError, resolve_device, reuse_freed_memory, seed_everything  # first: see deps
 import collections, math, time
 from pathlib import Path
 from typing import Optional, Union
@@ -46,6 +46,7 @@ class PPOTrainer(Trainer):
         self.run_dir = Path(run_dir) if run_dir else None
         device = resolve_device(cfg.run.device)
         if cfg.run.torch_threads: torch.set_num_threads(cfg.run.torch_threads)
+        reuse_freed_memory()   # the update's activations, freed and made again each minibatch (core)
         self.accelerator = Accelerator(cpu=device == "cpu", mixed_precision="bf16" if cfg.run.bf16 else "no")
         self.device, self.rank = self.accelerator.device, self.accelerator.process_index
         self.main = self.accelerator.is_main_process
