@@ -206,7 +206,7 @@ def resolve_device(device: str = "auto") -> str:
     if device not in ("cpu", "cuda"): raise ConfigError(f"device must be auto, cpu or cuda, got {device!r}")
     return device
 
-# %% ../nbs/00a_core.ipynb #615d80be
+# %% ../nbs/00a_core.ipynb #d167da87
 def reuse_freed_memory(mmap_mb: int = 32, trim_mb: int = 256) -> bool:
     "Keep freed blocks of up to `mmap_mb` MB in glibc's heap for reuse (see above); False where it does not apply."
     import ctypes, sys

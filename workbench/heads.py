@@ -25,10 +25,23 @@ def layer_init(layer: nn.Module, std: float = math.sqrt(2), bias: float = 0.0) -
     return layer
 
 # %% ../nbs/02_heads.ipynb #f5f5bf01
+class _SigmoidTanh(torch.autograd.Function):
+    "tanh computed as 2 sigmoid(2x) - 1; its backward is torch's own tanh backward, from the output."
+    @staticmethod
+    def forward(ctx, x):
+        y = torch.sigmoid(x * 2).mul_(2).sub_(1)
+        ctx.save_for_backward(y)
+        return y
+    @staticmethod
+    def backward(ctx, grad):
+        (y,) = ctx.saved_tensors
+        return torch.ops.aten.tanh_backward(grad, y)
+
 class Tanh(nn.Module):
-    "tanh; as 2 sigmoid(2x) - 1 where no gradient is needed (3x faster than `torch.tanh` on the CPU, same function)."
+    "tanh as 2 sigmoid(2x) - 1: 3-4x faster than `torch.tanh` on the CPU, the same function; on a GPU, `torch.tanh`."
     def forward(self, x):
-        if torch.is_grad_enabled() and x.requires_grad: return torch.tanh(x)
+        if x.is_cuda or x.dtype not in (torch.float32, torch.float64): return torch.tanh(x)   # GPU, bf16: torch's
+        if torch.is_grad_enabled() and x.requires_grad: return _SigmoidTanh.apply(x)
         return torch.sigmoid(x * 2).mul_(2).sub_(1)
 
 # %% ../nbs/02_heads.ipynb #12a68062
