@@ -38,11 +38,12 @@ class _SigmoidTanh(torch.autograd.Function):
         return torch.ops.aten.tanh_backward(grad, y)
 
 class Tanh(nn.Module):
-    "tanh as 2 sigmoid(2x) - 1: 3-4x faster than `torch.tanh` on the CPU, the same function; on a GPU, `torch.tanh`."
+    "tanh as 2 sigmoid(2x) - 1 on large CPU batches (3-4x faster than `torch.tanh`, the same function)."
     def forward(self, x):
         if x.is_cuda or x.dtype not in (torch.float32, torch.float64): return torch.tanh(x)   # GPU, bf16: torch's
-        if torch.is_grad_enabled() and x.requires_grad: return _SigmoidTanh.apply(x)
-        return torch.sigmoid(x * 2).mul_(2).sub_(1)
+        if torch.is_grad_enabled() and x.requires_grad:
+            return _SigmoidTanh.apply(x) if x.numel() >= 32768 else torch.tanh(x)
+        return torch.sigmoid(x * 2).mul_(2).sub_(1) if x.numel() >= 8192 else torch.tanh(x)
 
 # %% ../nbs/02_heads.ipynb #12a68062
 class DiscreteHead(nn.Module):
