@@ -19,7 +19,7 @@ import torch.nn.functional as F
 
 # %% auto #0
 __all__ = ['POLICIES', 'parse_policy_map', 'role_map', 'PolicyConfig', 'Policy', 'MLPPolicy', 'LSTMPolicy', 'lstm_sequence',
-           'CausalBlock', 'TransformerPolicy', 'make_policy', 'RolePolicies', 'swap_roles']
+           'LSTMScan', 'CausalBlock', 'TransformerPolicy', 'make_policy', 'RolePolicies', 'swap_roles']
 
 # %% ../nbs/02a_policy.ipynb #14b0a6de
 def parse_policy_map(text: str):
@@ -153,16 +153,24 @@ class LSTMPolicy(Policy):
         h, state = lstm_sequence(self.lstm, self.encoder(x), state, starts)
         return self.head(h), self.critic(h).squeeze(-1), state
 
-def lstm_sequence(lstm: nn.LSTM, e: torch.Tensor, state: tuple, starts: torch.Tensor, packed: Optional[bool] = None) -> tuple:
+def lstm_sequence(lstm: nn.LSTM, e: torch.Tensor, state: tuple, starts: torch.Tensor, packed: Optional[bool] = None,
+                  scan: Optional[bool] = None) -> tuple:
     """`lstm` over a (T, B, H) block from `state`, its state zeroed wherever `starts` (T, B) is 1: as stepping it t by t,
     resetting at each start, without a call a step where it can. The block is cut at the steps where some env begins
     an episode and each stretch runs as one sequence: no start after t = 0 is one call. With `packed`, each env's row
     is cut at its own starts instead; every piece after an env's first begins from zeros, and all the pieces run as
     one packed batch: one call, which is what cuDNN is built for. On a CPU a packed batch costs more than stretches
     even when episodes begin at every step (measured: 214 against 85 ms for 64 x 64 steps of width 128), so
-    `packed=None` packs only on CUDA, and only where episodes begin at most steps. -> (outputs (T, B, H), final state)."""
+    `packed=None` packs only on CUDA, and only where episodes begin at most steps. There, on a CPU, `scan` (`LSTMScan`)
+    steps it in one autograd node instead. -> (outputs (T, B, H), final state)."""
     T, B, H = e.shape
     times = torch.nonzero(starts[1:].any(1)).flatten().add(1).tolist()   # the steps where some env begins
+    if scan is None: scan = lstm.num_layers == 1 and e.dtype in (torch.float32, torch.float64) and len(times) > T // 2
+    scan = scan and not e.is_cuda
+    if scan and not packed:
+        gx = torch.addmm(lstm.bias_ih_l0 + lstm.bias_hh_l0, e.flatten(0, 1), lstm.weight_ih_l0.t()).view(T, B, -1)
+        out, h, c = LSTMScan.apply(gx, lstm.weight_hh_l0, state[0][0], state[1][0], starts)
+        return out, (h[None], c[None])
     if packed is None: packed = e.is_cuda and len(times) > T // 2
     if not packed:
         outs, bounds = [], [0, *times, T]
@@ -189,6 +197,42 @@ def lstm_sequence(lstm: nn.LSTM, e: torch.Tensor, state: tuple, starts: torch.Te
     out = nn.utils.rnn.pad_packed_sequence(out, total_length=padded.shape[0])[0]
     tails = piece[T - 1::T]                              # each env's last piece ends the block
     return out[pos, piece].view(B, T, H).transpose(0, 1), (hn[:, tails], cn[:, tails])
+
+class LSTMScan(torch.autograd.Function):
+    """One LSTM layer stepped over T steps from its input projections gx (T, B, 4H) and (h, c) (B, H), the state zeroed
+    where `starts` (T, B) is 1; the backward pass through time is written out, its weight gradient one product."""
+    @staticmethod
+    def forward(ctx, gx, w_hh, h, c, starts):
+        (T, B, G), H, keep, cut = gx.shape, gx.shape[2] // 4, (1.0 - starts).unsqueeze(-1).to(gx.dtype), starts.any(1).tolist()
+        scale = gx.new_ones(G); scale[2 * H:3 * H] = 2        # the cell input's tanh(x) as 2 sigmoid(2x) - 1
+        acts, wt = gx * scale, (w_hh * scale[:, None]).t()     # -> the gates (i, f, g, o) of each step
+        hprev, cprev, tcs, out = (gx.new_empty(T, B, H) for _ in range(4))
+        for t in range(T):
+            if cut[t]: h, c = h * keep[t], c * keep[t]
+            hprev[t], cprev[t] = h, c
+            i, f, g, o = torch.addmm(acts[t], h, wt, out=acts[t]).sigmoid_().chunk(4, 1)
+            c = torch.addcmul(f * c, i, g.mul_(2).sub_(1))
+            h = torch.mul(o, torch.sigmoid(c * 2, out=tcs[t]).mul_(2).sub_(1), out=out[t])
+        ctx.save_for_backward(w_hh, acts, cprev, tcs, hprev, keep); ctx.cut = cut
+        return out, h.clone(), c
+    @staticmethod
+    def backward(ctx, dout, dh, dc):
+        w_hh, acts, cprev, tcs, hprev, keep = ctx.saved_tensors
+        (T, B, G), (i, f, g, o) = acts.shape, acts.chunk(4, 2)
+        dh_dc = o * (1 - tcs * tcs)                            # each step's local derivatives, all steps at once
+        k = (g * i * (1 - i), cprev * f * (1 - f), i * (1 - g * g), tcs * o * (1 - o))
+        dh = torch.zeros_like(tcs[0]) if dh is None else dh.clone()
+        dc = torch.zeros_like(tcs[0]) if dc is None else dc.clone()
+        dG = torch.empty_like(acts)                            # gradients of the gates' pre-activations
+        for t in range(T - 1, -1, -1):
+            if dout is not None: dh = dh + dout[t]
+            dc = torch.addcmul(dc, dh, dh_dc[t])
+            di, df, dg, do = dG[t].chunk(4, 1)
+            torch.mul(dc, k[0][t], out=di); torch.mul(dc, k[1][t], out=df); torch.mul(dc, k[2][t], out=dg)
+            torch.mul(dh, k[3][t], out=do)
+            dh, dc = dG[t] @ w_hh, dc * f[t]
+            if ctx.cut[t]: dh, dc = dh * keep[t], dc * keep[t]
+        return dG, dG.flatten(0, 1).t() @ hprev.flatten(0, 1), dh, dc, None
 
 # %% ../nbs/02a_policy.ipynb #37db7993
 class CausalBlock(nn.Module):
