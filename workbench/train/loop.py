@@ -82,8 +82,10 @@ class Trainer:
             self.save_checkpoint(score, reason="best" if improved else "scheduled")
 
     def _evaluates(self) -> bool:
-        "Whether this process takes part in evaluations: the main one, or all where they share them (`sync`: PPO)."
-        return self.main or getattr(self, "sync", None) is not None
+        """Whether this process takes part in evaluations: the main one, or all where they share them (`sync`: PPO;
+        only with at least an episode a process: with fewer, the main process plays them all and the others skip)."""
+        sync = getattr(self, "sync", None)
+        return self.main or (sync is not None and self.cfg.run.eval_episodes >= sync.world)
 
     def _finish(self, update: int) -> None:
         "A last evaluation (unless this update had one) and checkpoint, then the final status; or `diverged`."
