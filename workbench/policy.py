@@ -218,7 +218,7 @@ class LSTMScan(torch.autograd.Function):
     @staticmethod
     def backward(ctx, dout, dh, dc):
         w_hh, acts, cprev, tcs, hprev, keep = ctx.saved_tensors
-        (T, B, G), (i, f, g, o) = acts.shape, acts.chunk(4, 2)
+        T, (i, f, g, o) = len(acts), acts.chunk(4, 2)
         dh_dc = o * (1 - tcs * tcs)                            # each step's local derivatives, all steps at once
         k = (g * i * (1 - i), cprev * f * (1 - f), i * (1 - g * g), tcs * o * (1 - o))
         dh = torch.zeros_like(tcs[0]) if dh is None else dh.clone()
