@@ -54,6 +54,13 @@ def wheel_dir() -> Path:
     return CACHE / "wheels" / torch.__version__
 
 
+def patch_source(src: Path) -> None:
+    "Make the unpacked sdist build offline: its download targets exist (setup.py skips them), no box2d env."
+    for d in ["raylib-5.5_webassembly", "box2d-web", "box2d-linux-amd64/include", "box2d-linux-amd64/src"]:
+        (src / d).mkdir(parents=True, exist_ok=True)
+    (src / "pufferlib/ocean/impulse_wars/binding.c").unlink(missing_ok=True)
+
+
 def build_wheel(constraint: str) -> Path:
     "Patch the unpacked sdist and build a wheel into the cache."
     sdist = fetch_sdist()
@@ -61,9 +68,7 @@ def build_wheel(constraint: str) -> Path:
         with tarfile.open(sdist) as tar:
             tar.extractall(tmp, filter="data")
         src = Path(tmp) / f"pufferlib-{VERSION}"
-        for d in ["raylib-5.5_webassembly", "box2d-web", "box2d-linux-amd64/include", "box2d-linux-amd64/src"]:
-            (src / d).mkdir(parents=True, exist_ok=True)
-        (src / "pufferlib/ocean/impulse_wars/binding.c").unlink(missing_ok=True)
+        patch_source(src)
         env = dict(os.environ)
         import torch  # a CPU torch must not see nvcc, or setup.py tries a CUDA extension
 

@@ -165,13 +165,13 @@ def lstm_sequence(lstm: nn.LSTM, e: torch.Tensor, state: tuple, starts: torch.Te
     steps it in one autograd node instead. -> (outputs (T, B, H), final state)."""
     T, B, H = e.shape
     times = torch.nonzero(starts[1:].any(1)).flatten().add(1).tolist()   # the steps where some env begins
-    if scan is None: scan = lstm.num_layers == 1 and e.dtype in (torch.float32, torch.float64) and len(times) > T // 2
-    scan = scan and not e.is_cuda
-    if scan and not packed:
+    dense = len(times) > T // 2                                          # episodes begin at most steps
+    if scan is None: scan = lstm.num_layers == 1 and e.dtype in (torch.float32, torch.float64) and dense
+    if scan and not packed and not e.is_cuda:
         gx = torch.addmm(lstm.bias_ih_l0 + lstm.bias_hh_l0, e.flatten(0, 1), lstm.weight_ih_l0.t()).view(T, B, -1)
         out, h, c = LSTMScan.apply(gx, lstm.weight_hh_l0, state[0][0], state[1][0], starts)
         return out, (h[None], c[None])
-    if packed is None: packed = e.is_cuda and len(times) > T // 2
+    if packed is None: packed = e.is_cuda and dense
     if not packed:
         outs, bounds = [], [0, *times, T]
         for a, b in zip(bounds[:-1], bounds[1:]):

@@ -12,12 +12,19 @@ rm -rf .gpu && mkdir -p .gpu/whl
 "${PIP[@]}" gymnasium==0.29.1 farama-notifications==0.0.6 pettingzoo==1.24.1 gym-notices==0.0.8 shimmy==1.3.0 \
   pyro-ppl==1.9.2 pyro-api==0.1.2 rich-argparse==1.8.0 dill==0.4.1 fastcore==1.14.5
 .venv/bin/python -m pip wheel -q --no-deps --no-build-isolation -w .gpu/whl gym==0.23.0   # an sdist only
-SDIST=$(.venv/bin/python -c 'import sys; sys.path.insert(0, "tools"); from build_pufferlib import fetch_sdist; print(fetch_sdist())')
-tar xzf "$SDIST" -C .gpu && mv .gpu/pufferlib-3.0.0 .gpu/puffer
+.venv/bin/python - <<'PY'   # the sdist, patched as tools/build_pufferlib.py builds it
+import sys, tarfile
+from pathlib import Path
+sys.path.insert(0, "tools")
+from build_pufferlib import VERSION, fetch_sdist, patch_source
+with tarfile.open(fetch_sdist()) as tar: tar.extractall(".gpu", filter="data")
+Path(f".gpu/pufferlib-{VERSION}").rename(".gpu/puffer")
+patch_source(Path(".gpu/puffer"))
+PY
 cd .gpu/puffer
 rm -rf pufferlib/resources pufferlib/ocean/impulse_wars examples pufferlib.egg-info   # 72 MB of assets; box2d
 find pufferlib/ocean -name binding.c ! -path '*/cartpole/*' -delete   # only the env the benchmarks use
-mkdir -p raylib-5.5_webassembly box2d-web box2d-linux-amd64/include box2d-linux-amd64/src pufferlib/resources
+mkdir -p pufferlib/resources
 sed -i "s/        '-flto',//" setup.py   # the image's gcc has no lto-wrapper for its ld
 cd ../..
 echo "tools/gpu/prepare.sh: .gpu is $(du -sh .gpu | cut -f1) (the device tool carries at most 64 MiB)"
