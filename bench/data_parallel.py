@@ -90,9 +90,10 @@ def launch(processes: int, args: list) -> list:
     if processes == 1:
         cmd = [sys.executable, str(HERE), *args]
     else:
-        accelerate = str(Path(sys.executable).parent / "accelerate")
-        cmd = [accelerate, "launch", "--multi_gpu", "--num_processes", str(processes), "--num_machines", "1",
-               "--mixed_precision", "no", "--dynamo_backend", "no", "--main_process_port", "0", str(HERE), *args]  # fmt: skip
+        # accelerate's launcher as a module: its console script also imports transformers, for nothing here
+        cmd = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes", str(processes),
+               "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no", "--main_process_port", "0",
+               str(HERE), *args]  # fmt: skip
     p = subprocess.run(cmd, capture_output=True, text=True, env=env)
     lines = [json.loads(f.read_text()) for f in sorted(Path(out).glob("rank*.json"))]
     shutil.rmtree(out)

@@ -143,10 +143,12 @@ class LSTMPolicy(Policy):
     def initial_state(self, n: int, device="cpu"):
         z = torch.zeros(1, n, self.cfg.hidden_size, device=device)
         return (z, z.clone())
-    def encode(self, x, state):
+    def encode(self, x, state):   # one step: torch.lstm_cell where it costs less (CUDA: one fused kernel; a few envs)
         if state is None: state = self.initial_state(x.shape[0], x.device)
-        h, state = self.lstm(self.encoder(x).unsqueeze(0), state)
-        return h.squeeze(0), state
+        e, l = self.encoder(x), self.lstm
+        if not (x.is_cuda or len(x) <= 32): h, state = l(e[None], state); return h[0], state
+        h, c = torch.lstm_cell(e, (state[0][0], state[1][0]), l.weight_ih_l0, l.weight_hh_l0, l.bias_ih_l0, l.bias_hh_l0)
+        return h, (h[None], c[None])
     def forward(self, x, state=None, starts=None):
         "One step (x: (N, obs_dim)), or with `starts` a sequence (x: (T, B, obs_dim); starts (T, B): 1 where an episode begins)."
         if starts is None: return super().forward(x, state)
@@ -186,17 +188,17 @@ def lstm_sequence(lstm: nn.LSTM, e: torch.Tensor, state: tuple, starts: torch.Te
     index = torch.arange(B * T, device=e.device)
     piece = torch.cumsum(new.long(), 0) - 1              # which piece each (b, t) is in
     pos = index - torch.cummax(torch.where(new, index, 0), 0).values   # its step within the piece
-    n, lengths = int(piece[-1]) + 1, torch.bincount(piece)
-    padded = e.new_zeros(int(lengths.max()), n, H)
-    padded[pos, piece] = e.transpose(0, 1).reshape(B * T, H)
+    lengths = torch.bincount(piece); n = len(lengths)
+    order = torch.sort(lengths, descending=True, stable=True).indices  # a PackedSequence holds its pieces longest first
+    rank = torch.empty_like(order).scatter_(0, order, index[:n])
+    sizes = (n - torch.cumsum(torch.bincount(lengths), 0))[:int(lengths.max())].cpu()   # pieces longer than k, each k
+    row = (torch.cumsum(sizes, 0).sub_(sizes).to(e.device)[pos] + rank[piece]).view(B, T).t().reshape(-1)  # (t, b)'s row
     h0, c0 = e.new_zeros(1, n, H), e.new_zeros(1, n, H)
-    heads = piece[::T]                                   # each env's first piece continues `state`
-    h0[:, heads], c0[:, heads] = state[0], state[1]
-    pieces = nn.utils.rnn.pack_padded_sequence(padded, lengths.cpu(), enforce_sorted=False)
-    out, (hn, cn) = lstm(pieces, (h0, c0))
-    out = nn.utils.rnn.pad_packed_sequence(out, total_length=padded.shape[0])[0]
+    h0[:, piece[::T]], c0[:, piece[::T]] = state[0], state[1]          # each env's first piece continues `state`
+    data = e.reshape(T * B, H).index_select(0, torch.empty_like(row).scatter_(0, row, index))   # built, not padded
+    out, (hn, cn) = lstm(nn.utils.rnn.PackedSequence(data, sizes, order, rank), (h0, c0))
     tails = piece[T - 1::T]                              # each env's last piece ends the block
-    return out[pos, piece].view(B, T, H).transpose(0, 1), (hn[:, tails], cn[:, tails])
+    return out.data.index_select(0, row).view(T, B, H), (hn[:, tails], cn[:, tails])
 
 class LSTMScan(torch.autograd.Function):
     """One LSTM layer stepped over T steps from its input projections gx (T, B, 4H) and (h, c) (B, H), the state zeroed
@@ -288,8 +290,7 @@ class TransformerPolicy(Policy):
         episode = torch.cumsum(starts.t(), 1)                                        # (B, T): cached steps are episode 0
         key_episode = torch.cat([torch.zeros(B, P, device=x.device), episode], 1)
         key_ok = torch.cat([past_ok[0] > 0.5, torch.ones(B, T, dtype=torch.bool, device=x.device)], 1)
-        allowed = (back >= 0) & (back < W)
-        allowed = allowed[None] & (episode[:, :, None] == key_episode[:, None]) & key_ok[:, None]
+        allowed = ((back >= 0) & (back < W))[None] & (episode[:, :, None] == key_episode[:, None]) & key_ok[:, None]
         bias = self.distance_bias[:, :, back.clamp(0, W - 1)]                       # (layers, heads, T, P + T)
         masks = bias[:, None].masked_fill(~allowed[None, :, None], float("-inf"))   # (layers, B, heads, T, P + T)
         h, new_k, new_v = self.embed(x).transpose(0, 1), [], []
@@ -303,10 +304,9 @@ class TransformerPolicy(Policy):
 
     def _step(self, x, state):
         "One step of every agent, as `forward` with T = 1 and no start, in fewer operations (the rollout's path)."
-        B = x.shape[0]
-        if state is None: state = self.initial_state(B, x.device)
+        if state is None: state = self.initial_state(x.shape[0], x.device)
         past_k, past_v, past_ok = state
-        seen = torch.cat([past_ok[0], past_ok.new_ones(B, 1)], 1) > 0.5               # (B, W): the cache, then this step
+        seen = torch.cat([past_ok[0], past_ok.new_ones(x.shape[0], 1)], 1) > 0.5       # (B, W): the cache, then this step
         bias = self.distance_bias.flip(-1)[:, None, :, None]                         # (layers, 1, heads, 1, W)
         masks = bias.masked_fill(~seen[None, :, None, None], float("-inf"))          # (layers, B, heads, 1, W)
         h, new_k, new_v = self.embed(x)[:, None], [], []
