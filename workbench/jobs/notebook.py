@@ -184,8 +184,8 @@ def _cuda_count() -> int:
 def accelerate_command(processes: int, cpu: bool, args: list) -> tuple[list, dict]:
     """The `accelerate launch` command line (and environment) that starts `python -m workbench.jobs.notebook ARGS` on
     `processes` processes: gloo on CPU, NCCL on GPUs."""
-    exe = Path(sys.executable).parent / "accelerate"
-    cmd = [str(exe) if exe.exists() else "accelerate", "launch", "--multi_gpu", "--num_processes", str(processes),
+    # the launcher as a module of this interpreter: accelerate's console script also loads transformers, for nothing
+    cmd = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes", str(processes),
            "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no",
            "--main_process_port", str(_free_port()), "-m", "workbench.jobs.notebook", *map(str, args)]
     # torch's import, in accelerate, warns about pynvml
