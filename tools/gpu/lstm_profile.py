@@ -18,7 +18,7 @@ def sync(device):
         torch.cuda.synchronize()
 
 
-def timed(fn, device, repeats=10):
+def timed_ms(fn, device, repeats=10):
     fn()
     sync(device)
     times = []
@@ -59,7 +59,7 @@ def replay(args):
         "one call, starts ignored (PuffeRL)": lambda: lstm(e, state)[0],
     }
     for name, f in forms.items():
-        print(f"  {name:<36} {timed(run(f), dev):8.2f} ms")
+        print(f"  {name:<36} {timed_ms(run(f), dev):8.2f} ms")
         if args.profile and "packed" in name:
             from torch.profiler import ProfilerActivity, profile
 
@@ -71,7 +71,7 @@ def replay(args):
             print(prof.key_averages().table(sort_by=key, row_limit=14, max_name_column_width=40))
         if dev == "cuda" and "Scan" not in name:  # LSTMScan is fp32/fp64 only
             with torch.autocast("cuda", torch.bfloat16):
-                print(f"  {name + ', bf16 autocast':<36} {timed(run(f), dev):8.2f} ms")
+                print(f"  {name + ', bf16 autocast':<36} {timed_ms(run(f), dev):8.2f} ms")
 
 
 def trainer(args):
@@ -80,28 +80,20 @@ def trainer(args):
 
     phases = {"rollout": [], "advantages": [], "update": []}
 
-    class Timed(PPOTrainer):
-        def collect_rollout(self):
+    def timed(fn, key):
+        def wrapper(self, *a, **k):
             sync(args.device)
             t0 = time.perf_counter()
-            r = super().collect_rollout()
+            out = fn(self, *a, **k)
             sync(args.device)
-            phases["rollout"].append(time.perf_counter() - t0)
-            return r
+            phases[key].append(time.perf_counter() - t0)
+            return out
 
-        def compute_advantages(self):
-            t0 = time.perf_counter()
-            r = super().compute_advantages()
-            sync(args.device)
-            phases["advantages"].append(time.perf_counter() - t0)
-            return r
+        return wrapper
 
-        def update(self):
-            t0 = time.perf_counter()
-            r = super().update()
-            sync(args.device)
-            phases["update"].append(time.perf_counter() - t0)
-            return r
+    Timed = type("Timed", (PPOTrainer,), {})
+    for name, key in (("collect_rollout", "rollout"), ("compute_advantages", "advantages"), ("update", "update")):
+        setattr(Timed, name, timed(getattr(PPOTrainer, name), key))
 
     batch = args.num_envs * args.horizon
     cfg = TrainConfig.from_dict(
@@ -143,7 +135,9 @@ if __name__ == "__main__":
     p.add_argument("--start-rate", type=float, default=0.05, help="share of (t, env) where an episode begins")
     p.add_argument("--profile", action="store_true", help="also torch.profiler's table of the packed forms")
     p.add_argument("--replay-only", action="store_true")
+    p.add_argument("--threads", type=int, default=1, help="torch CPU threads (the benchmarks use 1)")
     args = p.parse_args()
+    torch.set_num_threads(args.threads)
     args.minibatch = min(args.minibatch, args.num_envs * args.horizon)
     replay(args)
     if not args.replay_only:
