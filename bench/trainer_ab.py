@@ -2,6 +2,7 @@
 
     git worktree add /tmp/before <commit>
     python bench/trainer_ab.py --old /tmp/before --new . --threads 1
+    python bench/trainer_ab.py --old /tmp/before --new . --threads 2 --policy lstm --rounds 6
 
 Each run is a fresh subprocess with PYTHONPATH set to its tree; the work is `sps_puffer_cartpole.py`'s (256 agents
 of `puffer:cartpole`, 64 steps, minibatches of 4,096, 1 epoch). Prints every run and the ratio of the medians.
@@ -39,9 +40,11 @@ def main():
     ap.add_argument("--threads", type=int, default=1, help="torch threads")
     ap.add_argument("--steps", type=int, default=1_000_000)
     ap.add_argument("--rounds", type=int, default=4, help="runs of each tree, alternating which goes first")
+    ap.add_argument("--policy", default="mlp", choices=["mlp", "lstm", "transformer"])
     args = ap.parse_args()
     config = {
         **CONFIG,
+        "policy": args.policy,
         "torch_threads": args.threads,
         "total_timesteps": args.steps,
         "runs_dir": "/tmp/trainer_ab_runs",

@@ -19,11 +19,23 @@ def test_every_check_runs_and_none_fails_on_the_ci_machine(tmp_path):
     r = doctor("--device", "cpu", "--runs-dir", str(runs), "--json")
     assert r.returncode == 0, r.stdout + r.stderr
     results = {c["name"]: c for c in json.loads(r.stdout)}
-    names = ["torch", "device", "bf16", "distributed", "gpu", "pufferlib", "sandbox", "chromium", "disk", "policies"]
+    names = [
+        "torch",
+        "device",
+        "bf16",
+        "distributed",
+        "gpu",
+        "pufferlib",
+        "kernels",
+        "sandbox",
+        "chromium",
+        "disk",
+        "policies",
+    ]
     assert list(results) == names
     assert all(c["status"] in ("ok", "warn", "skip") for c in results.values()), results
     # the checks that must pass wherever `make test` passes
-    for name in ("torch", "device", "bf16", "distributed", "pufferlib", "disk", "policies"):
+    for name in ("torch", "device", "bf16", "distributed", "pufferlib", "kernels", "disk", "policies"):
         assert results[name]["status"] == "ok", results[name]
     assert "gloo" in results["distributed"]["detail"]
     assert "mlp" in results["policies"]["detail"] and "token" in results["policies"]["detail"]

@@ -14,9 +14,9 @@ from .core import ConfigError
 
 # %% auto #0
 __all__ = ['STATUSES', 'CHECKS', 'THROTTLE_REASONS', 'THERMAL', 'Check', 'check', 'throttle_names', 'gpu_health', 'check_torch',
-           'check_device', 'check_bf16', 'check_distributed', 'check_gpu', 'check_pufferlib', 'check_sandbox',
-           'check_chromium', 'check_disk', 'check_policies', 'run_checks', 'format_check', 'summary_line', 'cmd_doctor',
-           'add_doctor_command']
+           'check_device', 'check_bf16', 'check_distributed', 'check_gpu', 'check_pufferlib', 'check_kernels',
+           'check_sandbox', 'check_chromium', 'check_disk', 'check_policies', 'run_checks', 'format_check',
+           'summary_line', 'cmd_doctor', 'add_doctor_command']
 
 # %% ../nbs/05k_doctor.ipynb #8fcc460a
 @dataclass
@@ -148,6 +148,15 @@ def check_pufferlib(device: str, runs_dir: Path):
         sps = 200 * 64 / (time.perf_counter() - t0)
     finally: env.close()
     return "ok", f"pufferlib {pufferlib.__version__}; its C cartpole steps ({sps:,.0f} steps/s, 64 envs, random actions)"
+
+@check("kernels")
+def check_kernels(device: str, runs_dir: Path):
+    "The C kernel of the LSTM's exact replay on a CPU (`workbench.scan`), compiled on first use."
+    from workbench.scan import kernel_dir, lstm_kernels
+    if lstm_kernels() is None:
+        return "warn", "no C kernel: the LSTM's replay on a CPU runs in torch operations (the same results, slower)", \
+            "install a C compiler (apt-get install -y gcc), and leave WORKBENCH_KERNELS unset"
+    return "ok", f"the LSTM's CPU replay kernel is compiled, in {kernel_dir()}"
 
 @check("sandbox")
 def check_sandbox(device: str, runs_dir: Path):

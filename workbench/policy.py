@@ -7,6 +7,7 @@ from __future__ import annotations
 from .core import ConfigError, EnvError, check_types  # first: it quiets two dependency notices before torch loads
 from .env.make import is_continuous
 from .heads import RunningNorm, Tanh, layer_init, make_head
+from .scan import LSTMScan
 import copy, re
 from dataclasses import dataclass
 from typing import Literal, Optional
@@ -19,7 +20,7 @@ import torch.nn.functional as F
 
 # %% auto #0
 __all__ = ['POLICIES', 'parse_policy_map', 'role_map', 'PolicyConfig', 'Policy', 'MLPPolicy', 'LSTMPolicy', 'lstm_sequence',
-           'LSTMScan', 'CausalBlock', 'TransformerPolicy', 'make_policy', 'RolePolicies', 'swap_roles']
+           'CausalBlock', 'TransformerPolicy', 'make_policy', 'RolePolicies', 'swap_roles']
 
 # %% ../nbs/02a_policy.ipynb #14b0a6de
 def parse_policy_map(text: str):
@@ -200,41 +201,7 @@ def lstm_sequence(lstm: nn.LSTM, e: torch.Tensor, state: tuple, starts: torch.Te
     tails = piece[T - 1::T]                              # each env's last piece ends the block
     return out.data.index_select(0, row).view(T, B, H), (hn[:, tails], cn[:, tails])
 
-class LSTMScan(torch.autograd.Function):
-    """One LSTM layer stepped over T steps from its input projections gx (T, B, 4H) and (h, c) (B, H), the state zeroed
-    where `starts` (T, B) is 1; the backward pass through time is written out, its weight gradient one product."""
-    @staticmethod
-    def forward(ctx, gx, w_hh, h, c, starts):
-        (T, B, G), H, keep, cut = gx.shape, gx.shape[2] // 4, (1.0 - starts).unsqueeze(-1).to(gx.dtype), starts.any(1).tolist()
-        scale = gx.new_ones(G); scale[2 * H:3 * H] = 2        # the cell input's tanh(x) as 2 sigmoid(2x) - 1
-        acts, wt = gx * scale, (w_hh * scale[:, None]).t()     # -> the gates (i, f, g, o) of each step
-        hprev, cprev, tcs, out = (gx.new_empty(T, B, H) for _ in range(4))
-        for t in range(T):
-            if cut[t]: h, c = h * keep[t], c * keep[t]
-            hprev[t], cprev[t] = h, c
-            i, f, g, o = torch.addmm(acts[t], h, wt, out=acts[t]).sigmoid_().chunk(4, 1)
-            c = torch.addcmul(f * c, i, g.mul_(2).sub_(1))
-            h = torch.mul(o, torch.sigmoid(c * 2, out=tcs[t]).mul_(2).sub_(1), out=out[t])
-        ctx.save_for_backward(w_hh, acts, cprev, tcs, hprev, keep); ctx.cut = cut
-        return out, h.clone(), c
-    @staticmethod
-    def backward(ctx, dout, dh, dc):
-        w_hh, acts, cprev, tcs, hprev, keep = ctx.saved_tensors
-        T, (i, f, g, o) = len(acts), acts.chunk(4, 2)
-        dh_dc = o * (1 - tcs * tcs)                            # each step's local derivatives, all steps at once
-        k = (g * i * (1 - i), cprev * f * (1 - f), i * (1 - g * g), tcs * o * (1 - o))
-        dh = torch.zeros_like(tcs[0]) if dh is None else dh.clone()
-        dc = torch.zeros_like(tcs[0]) if dc is None else dc.clone()
-        dG = torch.empty_like(acts)                            # gradients of the gates' pre-activations
-        for t in range(T - 1, -1, -1):
-            if dout is not None: dh = dh + dout[t]
-            dc = torch.addcmul(dc, dh, dh_dc[t])
-            di, df, dg, do = dG[t].chunk(4, 1)
-            torch.mul(dc, k[0][t], out=di); torch.mul(dc, k[1][t], out=df); torch.mul(dc, k[2][t], out=dg)
-            torch.mul(dh, k[3][t], out=do)
-            dh, dc = dG[t] @ w_hh, dc * f[t]
-            if ctx.cut[t]: dh, dc = dh * keep[t], dc * keep[t]
-        return dG, dG.flatten(0, 1).t() @ hprev.flatten(0, 1), dh, dc, None
+
 
 # %% ../nbs/02a_policy.ipynb #37db7993
 class CausalBlock(nn.Module):
