@@ -61,6 +61,7 @@ def test_many_processes_open_a_new_store_at_once(tmp_path):
 def test_a_killed_run_reads_as_interrupted_with_how_to_resume(tmp_path):
     "SIGKILL leaves no chance to record an end: the store sees the pid gone and says `interrupted`, and how to resume."
     import json, signal, subprocess
+    from pathlib import Path
 
     from conftest import WORKBENCH, wait_for
     from workbench.app.pages import run_head
@@ -70,9 +71,16 @@ def test_a_killed_run_reads_as_interrupted_with_how_to_resume(tmp_path):
     try:
         store = RunStore(tmp_path)
         run = wait_for(
-            lambda: [r for r in store.runs() if r["status"] == "running" and r["global_step"] > 0],
+            # a checkpoint on disk too: the store sees an update's step just before its checkpoint is written
+            lambda: [
+                r
+                for r in store.runs()
+                if r["status"] == "running"
+                and r["global_step"] > 0
+                and list(Path(r["run_dir"]).glob("checkpoints/step_*.pt"))
+            ],
             timeout=120,
-            what="the run to train",
+            what="the run to train and checkpoint",
         )[0]
     finally:
         proc.send_signal(signal.SIGKILL)
