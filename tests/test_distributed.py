@@ -130,30 +130,37 @@ cfg = TrainConfig.from_dict({"env": "gym:CartPole-v1", "num_envs": 4, "num_steps
                              "device": "cpu", "obs_norm": True, "grad_sync": sys.argv[2]})
 t = PPOTrainer(cfg)
 t.fit()
-torch.save({"state": t.policy.state_dict(), "sync": type(t.sync).__name__}, f"{sys.argv[1]}/rank{t.rank}.pt")
+torch.save({"state": t.policy.state_dict(), "sync": type(t.sync).__name__, "fused": t.fused is not None},
+           f"{sys.argv[1]}/rank{t.rank}.pt")
 """
 
 
 def test_shared_memory_sync_trains_as_ddp(tmp_path):
     """Two CPU processes on one host average their gradients through shared memory (`grad_sync=auto`): both ranks
-    end with the same weights and observation statistics as under DDP over gloo (`grad_sync=ddp`), bit for bit."""
+    end with the same weights and observation statistics as under DDP over gloo (`grad_sync=ddp`), bit for bit, in
+    torch's arithmetic (`WORKBENCH_KERNELS=0`); with the C kernels (`train.fused`, which DDP does not use) the two
+    ranks still end bit for bit alike."""
     script = tmp_path / "train_and_save.py"
     script.write_text(TRAIN_AND_SAVE)
     states = {}
-    for mode in ("auto", "ddp"):
-        out = tmp_path / mode
+    for mode, kernels in (("auto", "0"), ("ddp", "0"), ("auto", "1")):
+        out = tmp_path / f"{mode}{kernels}"
         out.mkdir()
         cmd = launch_cmd()[:-3] + [str(script), str(out), mode]
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=tmp_path,
-                           env={**os.environ, "ACCELERATE_USE_CPU": "true"})  # fmt: skip
+                           env={**os.environ, "ACCELERATE_USE_CPU": "true", "WORKBENCH_KERNELS": kernels})  # fmt: skip
         assert r.returncode == 0, r.stderr[-3000:]
         for rank in (0, 1):
-            states[mode, rank] = torch.load(out / f"rank{rank}.pt")
-    assert states["auto", 0]["sync"] == "HostSync" and states["ddp", 0]["sync"] == "NoneType"
-    first = states["auto", 0]["state"]
-    assert any("norm" in k for k in first), sorted(first)  # observation statistics (buffers) are compared too
-    for key, saved in states.items():
-        assert saved["state"].keys() == first.keys()
-        for k, v in saved["state"].items():
-            assert torch.equal(v, first[k]), (key, k)
+            states[mode + kernels, rank] = torch.load(out / f"rank{rank}.pt")
+    assert states["auto0", 0]["sync"] == "HostSync" and states["ddp0", 0]["sync"] == "NoneType"
+    assert states["auto1", 0]["fused"] and not states["auto0", 0]["fused"]
+    for run in ("auto0", "auto1"):
+        first = states[run, 0]["state"]
+        assert any("norm" in k for k in first), sorted(first)  # observation statistics (buffers) are compared too
+        for key, saved in states.items():
+            if (key[0] == "auto1") != (run == "auto1"):
+                continue  # the kernels' arithmetic is compared between its own ranks
+            assert saved["state"].keys() == first.keys()
+            for k, v in saved["state"].items():
+                assert torch.equal(v, first[k]), (key, k)
     assert not list(Path("/dev/shm").glob("wb-*")), "the shared memory block was removed"

@@ -19,6 +19,7 @@ from .hostsync import HostSync
 from .checkpoint import CheckpointManager, rng_state, set_rng_state
 from ..judge.episodes import episode_stats, evaluate_policy, tally_infos
 from .loss import PPOStats, RewardScale, compute_gae, ppo_loss
+from .fused import FusedMLP
 
 # %% auto #0
 __all__ = ['RolloutBuffer', 'PPOTrainer']
@@ -72,6 +73,11 @@ class PPOTrainer(Trainer):
         # average their gradients through shared memory (`HostSync`: gloo's all-reduce over loopback costs more than the
         # backward pass it follows); anywhere else DDP wraps the model.
         self.sync = HostSync.create(self.accelerator, self.policy, cfg.run.grad_sync)
+        # An MLP policy (discrete or continuous actions) on a CPU in float32 runs its rollout step, loss, backward pass,
+        # Adam and GAE in C (`FusedMLP`: a few calls instead of hundreds of small torch operations); else torch's path.
+        plain = not (cfg.run.bf16 or cfg.run.compile or len(self.roles) > 1)
+        plain = plain and (self.sync is not None or not self.accelerator.use_distributed)   # not under DDP
+        self.fused = FusedMLP.create(self.policy, self.optimizer) if plain else None
         model = torch.compile(self.policy) if cfg.run.compile else self.policy
         self._train_model = model if self.sync else self.accelerator.prepare(model)
         self.global_step, self.update_count, self.episodes, self.diverged = 0, 0, 0, False
@@ -120,9 +126,13 @@ class PPOTrainer(Trainer):
             x = policy.preprocess(raw).to(self.device, non_blocking=True)
             b.obs[t], b.starts[t] = x, self.next_start
             if b.states is not None: b.states[t] = self.state
-            params, value, self.state = policy(x, self.state)
-            action, logprob = policy.head.sample(params)
-            b.actions[t], b.logprobs[t], b.values[t] = action, logprob, value
+            if self.fused:   # one call: encoders, heads and a sample from the noise torch draws (as `head.sample`)
+                self.fused.act(x, self.fused.noise(len(x)), b.actions[t], b.logprobs[t], b.values[t])
+                action, value = b.actions[t], b.values[t]
+            else:
+                params, value, self.state = policy(x, self.state)
+                action, logprob = policy.head.sample(params)
+                b.actions[t], b.logprobs[t], b.values[t] = action, logprob, value
             a = action.cpu().numpy()
             if self.continuous: a = np.clip(a, self.action_low, self.action_high)
             t1 = time.perf_counter()
@@ -159,7 +169,8 @@ class PPOTrainer(Trainer):
         b, policy, ppo = self.buffer, self.policy, self.cfg.ppo
         x = policy.preprocess(torch.from_numpy(self.next_obs)).to(self.device)
         _, next_value, _ = policy(x, self.state)
-        b.advantages, b.returns = compute_gae(b.rewards, b.values, b.dones, next_value, ppo.gamma, ppo.gae_lambda)
+        gae = self.fused.gae if self.fused else compute_gae
+        b.advantages, b.returns = gae(b.rewards, b.values, b.dones, next_value, ppo.gamma, ppo.gae_lambda)
 
     def update(self) -> dict:
         "Optimise the policy on the collected rollout for `update_epochs` epochs of `num_minibatches` minibatches."
@@ -180,19 +191,26 @@ class PPOTrainer(Trainer):
             perm = torch.randperm(units, device=self.device)
             for start in range(0, units, per_mb):
                 idx = perm[start:start + per_mb]
-                mb = {n: v[:, idx].flatten(1, 2) if recurrent else v[idx].flatten(0, 1) for n, v in data.items()}
-                if recurrent: mb["state"] = tuple(s.unflatten(1, (-1, k))[:, idx].flatten(1, 2) for s in b.initial_state)
-                loss, stats = self._minibatch_loss(mb)
-                self.optimizer.zero_grad(set_to_none=True)
-                self.accelerator.backward(loss)
+                if self.fused:   # the loss's gradient in one call, into the parameters' .grad
+                    stats = self.fused.loss_grad(b.obs, b.actions, b.logprobs, b.advantages, b.returns, b.values, idx,
+                                                 ppo.clip_coef, ppo.ent_coef, ppo.vf_coef, ppo.norm_adv, ppo.clip_vloss)
+                else:
+                    mb = {n: v[:, idx].flatten(1, 2) if recurrent else v[idx].flatten(0, 1) for n, v in data.items()}
+                    if recurrent: mb["state"] = tuple(s.unflatten(1, (-1, k))[:, idx].flatten(1, 2) for s in b.initial_state)
+                    loss, stats = self._minibatch_loss(mb)
+                    stats = torch.stack(stats)
+                    self.optimizer.zero_grad(set_to_none=True)
+                    self.accelerator.backward(loss)
                 if self.sync: self.sync.average_grads()
-                if ppo.max_grad_norm > 0:
-                    for group in self.optimizer.param_groups:
-                        torch.nn.utils.clip_grad_norm_(group["params"], ppo.max_grad_norm, foreach=True)
-                self.optimizer.step()
-                totals += torch.stack(stats); count += 1
+                if self.fused: self.fused.step(ppo.max_grad_norm)   # clip and Adam, in one call too
+                else:
+                    if ppo.max_grad_norm > 0:
+                        for group in self.optimizer.param_groups:
+                            torch.nn.utils.clip_grad_norm_(group["params"], ppo.max_grad_norm, foreach=True)
+                    self.optimizer.step()
+                totals += stats; count += 1
             epochs += 1
-            if ppo.target_kl is not None and stats.approx_kl.item() > ppo.target_kl: break
+            if ppo.target_kl is not None and stats[3].item() > ppo.target_kl: break   # approx_kl
         y, pred = b.returns.flatten(), b.values.flatten()
         explained = torch.where(y.var() == 0, float("nan"), 1 - (y - pred).var() / y.var())
         finite = torch.stack([p.isfinite().all() for p in self.policy.parameters()]).all().float()
@@ -221,7 +239,7 @@ class PPOTrainer(Trainer):
         ppo = self.cfg.ppo
         stats.update({Metric.SPS: (self.global_step - self._start_step) / self._elapsed(t2),
                       "perf/update_time": t2 - t1, "perf/rollout_time": t1 - t0,
-                      "perf/processes": self.accelerator.num_processes,
+                      "perf/processes": self.accelerator.num_processes, "perf/kernels": float(self.fused is not None),
                       Metric.LEARNING_RATE: self.optimizer.param_groups[0]["lr"], Metric.UPDATE: self.update_count,
                       "charts/ent_coef": ppo.ent_coef, "charts/clip_coef": ppo.clip_coef,
                       "charts/gamma": ppo.gamma, "charts/gae_lambda": ppo.gae_lambda})
