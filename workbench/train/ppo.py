@@ -19,7 +19,7 @@ from .hostsync import HostSync
 from .checkpoint import CheckpointManager, rng_state, set_rng_state
 from ..judge.episodes import episode_stats, evaluate_policy, tally_infos
 from .loss import PPOStats, RewardScale, compute_gae, ppo_loss
-from .fused import FusedMLP
+from .fused import make_fused
 
 # %% auto #0
 __all__ = ['RolloutBuffer', 'PPOTrainer']
@@ -73,11 +73,11 @@ class PPOTrainer(Trainer):
         # average their gradients through shared memory (`HostSync`: gloo's all-reduce over loopback costs more than the
         # backward pass it follows); anywhere else DDP wraps the model.
         self.sync = HostSync.create(self.accelerator, self.policy, cfg.run.grad_sync)
-        # An MLP policy (discrete or continuous actions) on a CPU in float32 runs its rollout step, loss, backward pass,
-        # Adam and GAE in C (`FusedMLP`: a few calls instead of hundreds of small torch operations); else torch's path.
+        # MLP and LSTM policies (discrete or continuous actions) on a CPU in float32 run their rollout step, loss, backward
+        # pass, Adam and GAE in C (`train.fused`: a few calls instead of hundreds of small torch operations).
         plain = not (cfg.run.bf16 or cfg.run.compile or len(self.roles) > 1)
         plain = plain and (self.sync is not None or not self.accelerator.use_distributed)   # not under DDP
-        self.fused = FusedMLP.create(self.policy, self.optimizer) if plain else None
+        self.fused = make_fused(self.policy, self.optimizer) if plain else None
         model = torch.compile(self.policy) if cfg.run.compile else self.policy
         self._train_model = model if self.sync else self.accelerator.prepare(model)
         self.global_step, self.update_count, self.episodes, self.diverged = 0, 0, 0, False
@@ -127,7 +127,7 @@ class PPOTrainer(Trainer):
             b.obs[t], b.starts[t] = x, self.next_start
             if b.states is not None: b.states[t] = self.state
             if self.fused:   # one call: encoders, heads and a sample from the noise torch draws (as `head.sample`)
-                self.fused.act(x, self.fused.noise(len(x)), b.actions[t], b.logprobs[t], b.values[t])
+                self.state = self.fused.act(x, self.fused.noise(len(x)), b.actions[t], b.logprobs[t], b.values[t], self.state)
                 action, value = b.actions[t], b.values[t]
             else:
                 params, value, self.state = policy(x, self.state)
@@ -193,7 +193,8 @@ class PPOTrainer(Trainer):
                 idx = perm[start:start + per_mb]
                 if self.fused:   # the loss's gradient in one call, into the parameters' .grad
                     stats = self.fused.loss_grad(b.obs, b.actions, b.logprobs, b.advantages, b.returns, b.values, idx,
-                                                 ppo.clip_coef, ppo.ent_coef, ppo.vf_coef, ppo.norm_adv, ppo.clip_vloss)
+                                                 ppo.clip_coef, ppo.ent_coef, ppo.vf_coef, ppo.norm_adv, ppo.clip_vloss,
+                                                 starts=b.starts, state=b.initial_state)   # (the LSTM's replay)
                 else:
                     mb = {n: v[:, idx].flatten(1, 2) if recurrent else v[idx].flatten(0, 1) for n, v in data.items()}
                     if recurrent: mb["state"] = tuple(s.unflatten(1, (-1, k))[:, idx].flatten(1, 2) for s in b.initial_state)
