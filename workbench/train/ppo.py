@@ -91,6 +91,10 @@ class PPOTrainer(Trainer):
     def fit(self) -> dict:
         "Train until `total_timesteps` or a stop; returns a summary (run_dir, global_step, sps, returns, checkpoints)."
         self._begin()
+        threads = torch.get_num_threads()
+        if self.fused and threads > 1:   # the kernels take the cores themselves (the LSTM's split its work); torch's own
+            self.fused.threads = threads  # idle threads would spin on them between its small operations, so torch
+            torch.set_num_threads(1)      # runs on one thread until the run ends
         try:
             while self.global_step < self.cfg.ppo.total_timesteps and not self._stopping():
                 t0 = time.perf_counter()
@@ -109,6 +113,7 @@ class PPOTrainer(Trainer):
             raise
         finally:
             self.vecenv.close()
+            torch.set_num_threads(threads)
         return self._summary()
 
     @torch.no_grad()
