@@ -1,5 +1,5 @@
 """The C kernels' path (`workbench.train.fused`) through the real CLI: which runs take it, the switch that turns it
-off, and that runs on it learn (an LSTM on CartPole-v1, a Gaussian policy on Pendulum-v1)."""
+off, and that runs on it learn (an LSTM and a transformer on CartPole-v1, a Gaussian policy on Pendulum-v1)."""
 
 import os
 
@@ -22,11 +22,12 @@ def kernels_used(runs_dir) -> set:
         ("gym:CartPole-v1", "mlp", 1.0),
         ("gym:CartPole-v1", "lstm", 1.0),
         ("gym:Pendulum-v1", "mlp", 1.0),  # a Gaussian head and a separate critic
-        ("gym:CartPole-v1", "transformer", 0.0),  # torch's path
+        ("gym:CartPole-v1", "transformer", 1.0),
+        ("gym:CartPole-v1", "transformer --bf16", 0.0),  # torch's path
     ],
 )
 def test_which_runs_take_the_kernels(runs_dir, env, policy, used):
-    r = workbench("train", "--env", env, "--policy", policy, "--total-steps", 256, *TINY, "--runs-dir", runs_dir)
+    r = workbench("train", "--env", env, "--policy", *policy.split(), "--total-steps", 256, *TINY, "--runs-dir", runs_dir)
     assert r.returncode == 0, r.stderr
     assert kernels_used(runs_dir) == {used}
 
@@ -42,7 +43,11 @@ def test_the_switch_keeps_torchs_path(runs_dir):
 
 @pytest.mark.parametrize(
     "env,policy,steps,floor",
-    [("gym:CartPole-v1", "lstm", 30_000, 200.0), ("gym:Pendulum-v1", "mlp", 100_000, -600.0)],
+    [
+        ("gym:CartPole-v1", "lstm", 30_000, 200.0),
+        ("gym:CartPole-v1", "transformer", 30_000, 200.0),
+        ("gym:Pendulum-v1", "mlp", 100_000, -600.0),
+    ],
 )
 def test_runs_on_the_kernels_learn(runs_dir, env, policy, steps, floor):
     "Default settings (Pendulum's tuned row), seed 1: the best greedy evaluation beats a floor far above random play."

@@ -31,9 +31,11 @@ def tally_infos(infos, sums: dict, weights: dict, share: float = 1.0) -> None:
                 sums[k] += w * float(v); weights[k] += w
 
 def play_episodes(policy, vecenv, episodes: int, greedy: bool = True, device="cpu", max_steps: int = 200_000,
-                  seed: Optional[int] = None, on_step: Optional[Callable[[np.ndarray], None]] = None) -> dict:
+                  seed: Optional[int] = None, on_step: Optional[Callable[[np.ndarray], None]] = None,
+                  act: Optional[Callable] = None) -> dict:
     """Play `policy` on `vecenv` until each agent has finished its share of `episodes`; their returns, lengths and
-    the agent (its place in its env: 0 for single-agent envs) each came from."""
+    the agent (its place in its env: 0 for single-agent envs) each came from. `act`: what picks the actions, in
+    `policy.act`'s place (the trainer's C kernels: `FusedMLP.play`)."""
     n, group = vecenv.num_envs, getattr(vecenv, "env_agents", 1)
     quota = np.full(n, episodes // n); quota[: episodes % n] += 1
     space = vecenv.single_action_space
@@ -48,7 +50,7 @@ def play_episodes(policy, vecenv, episodes: int, greedy: bool = True, device="cp
         sums, weights = collections.defaultdict(float), collections.defaultdict(float)   # the env's own episode stats
         for _ in range(max_steps):
             if (done_count >= quota).all(): finished = True; break
-            action, state = policy.act(torch.as_tensor(obs).to(device), state, greedy=greedy)
+            action, state = (act or policy.act)(torch.as_tensor(obs).to(device), state, greedy=greedy)
             a = action.cpu().numpy()
             if clip: a = np.clip(a, space.low, space.high)
             vecenv.send(a)
@@ -73,12 +75,12 @@ def play_episodes(policy, vecenv, episodes: int, greedy: bool = True, device="cp
 # %% ../../nbs/04a_judge.episodes.ipynb #423fb885
 def evaluate_policy(policy, env_spec: str, episodes: int = 100, greedy: bool = True, seed: int = 1_000_003,
                     num_envs: Optional[int] = None, device="cpu", max_env_steps: int = 200_000,
-                    gather: Optional[Callable[[dict], list]] = None) -> dict:
+                    gather: Optional[Callable[[dict], list]] = None, act: Optional[Callable] = None) -> dict:
     """Run `episodes` episodes of `policy` on `env_spec` (counted per agent: a two-agent env gives two per episode);
     return mean/std/CI of the returns, each agent's mean return for a multi-agent env, and the means of what the
     env reports of its episodes in its infos (`env_stats`: Plan-Path's success and path ratio, say), if it does.
     `gather`: for an evaluation shared between processes, maps what this one played to what each one played
-    (`torch.distributed.all_gather_object`); the result is then over all their episodes."""
+    (`torch.distributed.all_gather_object`); the result is then over all their episodes. `act`: as `play_episodes`'."""
     if episodes < 1: raise ConfigError(f"episodes must be at least 1, got {episodes}")
     if num_envs is None:   # up to 16 agents, whole envs of them
         group = agents_per_env(env_spec)
@@ -91,7 +93,7 @@ def evaluate_policy(policy, env_spec: str, episodes: int = 100, greedy: bool = T
             vecenv.close()
             raise EnvError(f"the policy was built for {what} space {describe_space(theirs)}, "
                            f"but {env_spec!r} has {describe_space(ours)}")
-    try: played = play_episodes(policy, vecenv, episodes, greedy, device, max_env_steps, seed)
+    try: played = play_episodes(policy, vecenv, episodes, greedy, device, max_env_steps, seed, act=act)
     finally: vecenv.close()
     if gather is not None: played = merge_played(gather(played))
     if not played["finished"]:

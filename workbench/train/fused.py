@@ -10,12 +10,13 @@ from typing import Optional
 
 import torch
 from ..heads import DiscreteHead, GaussianHead
-from ..policy import LSTMPolicy, MLPPolicy
+from ..policy import LSTMPolicy, MLPPolicy, TransformerPolicy
 from .kernels import Net, ppo_kernels
 from .kernels_lstm import Lstm, lstm_ppo_kernels
+from .kernels_tf import Tf, tf_ppo_kernels
 
 # %% auto #0
-__all__ = ['FusedMLP', 'FusedLSTM', 'make_fused']
+__all__ = ['FusedMLP', 'FusedLSTM', 'FusedTransformer', 'make_fused']
 
 # %% ../../nbs/05d_train.fused.ipynb #6841660c
 def _ptrs(tensors) -> ctypes.Array:
@@ -84,6 +85,14 @@ class FusedMLP:
         self.lib.ppo_mlp_act(ctypes.byref(self.net), x.data_ptr(), N, None if noise is None else noise.data_ptr(),
                              action.data_ptr(), logprob.data_ptr(), value.data_ptr(), work.data_ptr())
         return state
+
+    def play(self, obs, state=None, greedy: bool = False) -> tuple:
+        "`policy.act` through `act`: raw observations (N, ...) -> (actions, the new state); for evaluations."
+        x = self.policy.preprocess(obs).contiguous()
+        N = x.shape[0]
+        action = torch.empty(N, self.A) if self.gaussian else torch.empty(N, dtype=torch.int64)
+        state = self.act(x, None if greedy else self.noise(N), action, torch.empty(N), torch.empty(N), state)
+        return action, state
 
     def loss_grad(self, obs, actions, logprobs, advantages, returns, values, idx: torch.Tensor, clip_coef: float,
                   ent_coef: float, vf_coef: float, norm_adv: bool = True, clip_vloss: bool = True, **recurrent) -> torch.Tensor:
@@ -175,7 +184,63 @@ class FusedLSTM(FusedMLP):
                                clip_coef, ent_coef, vf_coef, int(norm_adv), int(clip_vloss), work.data_ptr(), stats.data_ptr())
         return stats
 
+class FusedTransformer(FusedMLP):
+    """`FusedMLP` for a `TransformerPolicy`: `act` carries the state (keys, values (L, N, W - 1, d), which cached steps
+    count (1, N, W - 1)); `loss_grad` replays blocks of whole env rows from the state the rollout began with. Its
+    gradients lie in one flat tensor (`flat`), each parameter's `.grad` a view of it."""
+    POLICY, kernels = TransformerPolicy, staticmethod(tf_ppo_kernels)
+    def __init__(self, lib, policy: TransformerPolicy, optimizer: Optional[torch.optim.Optimizer] = None):
+        cfg, head = policy.cfg, policy.head
+        if cfg.window > 256 or cfg.num_layers > 16: raise ConfigError("a window of at most 256 and at most 16 layers")
+        self.lib, self.policy, self.optimizer, self.gaussian = lib, policy, optimizer, isinstance(head, GaussianHead)
+        out, actor, critic = head.mean if self.gaussian else head.linear, policy.actor_mlp[0], policy.critic_mlp[0]
+        self.A = out.out_features
+        layers = [t for b in policy.blocks for t in (b.norm1.weight, b.norm1.bias, b.qkv.weight, b.qkv.bias, b.out.weight,
+                  b.out.bias, b.norm2.weight, b.norm2.bias, b.ff[0].weight, b.ff[0].bias, b.ff[2].weight, b.ff[2].bias)]
+        single = [actor.weight, actor.bias, critic.weight, critic.bias, out.weight, out.bias, policy.critic.weight,
+                  policy.critic.bias, policy.embed.weight, policy.embed.bias, policy.distance_bias, policy.norm.weight,
+                  policy.norm.bias] + ([head.logstd] if self.gaussian else [])
+        self.params = single + layers
+        if {id(p) for p in self.params} != {id(p) for p in policy.parameters()}:
+            raise ConfigError("the transformer has parameters the kernels do not know")
+        self.flat = torch.zeros(sum(p.numel() for p in self.params))
+        self.grads = [g.view_as(p) for g, p in zip(torch.split(self.flat, [p.numel() for p in self.params]), self.params)]
+        at = [t.data_ptr() for t in single] + [None] * (1 - self.gaussian)               # tensors by address ...
+        ga = [g.data_ptr() for g in self.grads[:len(single)]] + [None] * (1 - self.gaussian)
+        self._keep = [_ptrs([t]) for t in (*single[:4], *self.grads[:4])] + [_ptrs(layers), _ptrs(self.grads[len(single):])]
+        arr = [ctypes.addressof(k) for k in self._keep]                                    # ... or by arrays of them
+        self.net = Net(cfg.hidden_size, cfg.hidden_size, 1, self.A, int(self.gaussian), *arr[:4], *at[4:8], at[13],
+                       *arr[4:8], *ga[4:8], ga[13])
+        self.tf = Tf(policy.obs_dim, cfg.hidden_size, cfg.num_layers, cfg.num_heads, cfg.window, *at[8:13], arr[8],
+                     *ga[8:13], arr[9])
+        self._work, self._state_ids, self.steps, self.threads = {}, [], 0, None
+
+    def act(self, x, noise, action, logprob, value, state=None):
+        N, x = x.shape[0], x.contiguous()
+        pk, pv, ok = (s.contiguous() for s in (state or self.policy.initial_state(N)))
+        new = torch.empty_like(pk), torch.empty_like(pv), torch.empty_like(ok)
+        threads, n = self.threads or torch.get_num_threads(), ctypes.byref(self.net)
+        work = self._buffer("act", self.lib.ppo_tf_act_work(n, ctypes.byref(self.tf), N, threads))
+        self.lib.ppo_tf_act(n, ctypes.byref(self.tf), x.data_ptr(), N, pk.data_ptr(), pv.data_ptr(), ok.data_ptr(),
+                            None if noise is None else noise.data_ptr(), action.data_ptr(), logprob.data_ptr(),
+                            value.data_ptr(), *(s.data_ptr() for s in new), work.data_ptr(), threads)
+        return new
+
+    def loss_grad(self, obs, actions, logprobs, advantages, returns, values, idx, clip_coef, ent_coef, vf_coef,
+                  norm_adv=True, clip_vloss=True, starts=None, state=None):
+        "As `FusedLSTM.loss_grad`, from the rollout's initial `state` (keys, values, which count)."
+        (T, N), B = logprobs.shape, idx.shape[0]
+        threads, size = self.threads or torch.get_num_threads(), self.flat.numel()
+        n, f = ctypes.byref(self.net), ctypes.byref(self.tf)
+        work, stats = self._buffer("grad", self.lib.ppo_tf_work(n, f, T, B, threads, size)), torch.empty(5)
+        self._bind_grads()
+        self.lib.ppo_tf_grad(n, f, *(t.data_ptr() for t in (obs, actions, logprobs, advantages, returns, values, starts,
+                             *(s.contiguous() for s in state), idx)), T, B, N, threads, clip_coef, ent_coef, vf_coef,
+                             int(norm_adv), int(clip_vloss), self.flat.data_ptr(), size, work.data_ptr(), stats.data_ptr())
+        return stats
+
 def make_fused(policy, optimizer: Optional[torch.optim.Optimizer] = None) -> Optional[FusedMLP]:
-    "The C path for `policy` (`FusedMLP` or `FusedLSTM`), or None where there is none (then torch's path runs)."
-    cls = {MLPPolicy: FusedMLP, LSTMPolicy: FusedLSTM}.get(type(policy))
+    """The C path for `policy` (`FusedMLP`, `FusedLSTM` or `FusedTransformer`), or None where there is none (then torch's
+    path runs)."""
+    cls = {MLPPolicy: FusedMLP, LSTMPolicy: FusedLSTM, TransformerPolicy: FusedTransformer}.get(type(policy))
     return cls and cls.create(policy, optimizer)

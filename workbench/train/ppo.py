@@ -73,8 +73,8 @@ class PPOTrainer(Trainer):
         # average their gradients through shared memory (`HostSync`: gloo's all-reduce over loopback costs more than the
         # backward pass it follows); anywhere else DDP wraps the model.
         self.sync = HostSync.create(self.accelerator, self.policy, cfg.run.grad_sync)
-        # MLP and LSTM policies (discrete or continuous actions) on a CPU in float32 run their rollout step, loss, backward
-        # pass, Adam and GAE in C (`train.fused`: a few calls instead of hundreds of small torch operations).
+        # MLP, LSTM and transformer policies (discrete or continuous actions) on a CPU in float32 run their rollout step,
+        # loss, backward pass, Adam and GAE in C (`train.fused`: a few calls instead of hundreds of small torch operations).
         plain = not (cfg.run.bf16 or cfg.run.compile or len(self.roles) > 1)
         plain = plain and (self.sync is not None or not self.accelerator.use_distributed)   # not under DDP
         self.fused = make_fused(self.policy, self.optimizer) if plain else None
@@ -180,13 +180,14 @@ class PPOTrainer(Trainer):
     def update(self) -> dict:
         "Optimise the policy on the collected rollout for `update_epochs` epochs of `num_minibatches` minibatches."
         b, ppo, recurrent = self.buffer, self.cfg.ppo, self.policy.recurrent
-        data = {"obs": b.obs, "actions": b.actions, "logprobs": b.logprobs, "advantages": b.advantages,
-                "returns": b.returns, "values": b.values}
-        if b.states is not None: data["states"] = b.states
         # A unit is an env's k agents (k roles; 1 for single-agent envs): over a step, or a whole sequence (recurrent).
         k = len(self.roles)
-        if recurrent: data["starts"] = b.starts; data = {n: v.unflatten(1, (-1, k)) for n, v in data.items()}
-        else: data = {n: v.reshape(-1, k, *v.shape[2:]) for n, v in data.items()}
+        if not self.fused:   # (the kernels read the rollout's tensors as they are)
+            data = {"obs": b.obs, "actions": b.actions, "logprobs": b.logprobs, "advantages": b.advantages,
+                    "returns": b.returns, "values": b.values}
+            if b.states is not None: data["states"] = b.states
+            if recurrent: data["starts"] = b.starts; data = {n: v.unflatten(1, (-1, k)) for n, v in data.items()}
+            else: data = {n: v.reshape(-1, k, *v.shape[2:]) for n, v in data.items()}
         units = self.cfg.env.num_envs // k * (1 if recurrent else ppo.num_steps)
         per_mb = units // ppo.num_minibatches
         totals, count, epochs = torch.zeros(len(PPOStats._fields) + (k if k > 1 else 0), device=self.device), 0, 0
@@ -313,7 +314,7 @@ class PPOTrainer(Trainer):
         rank, world = (self.rank, self.sync.world) if shared else (0, 1)
         result = evaluate_policy(self.policy, self.cfg.env.env, n // world + (rank < n % world), greedy=True,
                                  seed=self.cfg.run.seed + 1_000_003 + self.update_count + 7919 * rank, device=self.device,
-                                 gather=self._gather if shared else None)
+                                 gather=self._gather if shared else None, act=self.fused and self.fused.play)
         result["seconds"] = time.perf_counter() - t0
         self.last_eval = result
         if self.main: self.bus.emit(Kind.EVAL, self.global_step, **{k: v for k, v in result.items() if k != "returns"})
