@@ -96,3 +96,39 @@ def test_a_killed_run_reads_as_interrupted_with_how_to_resume(tmp_path):
     )
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     assert store.get_run(run["id"])["status"] in ("finished", "stopped"), json.loads(resumed.stdout.splitlines()[-1])
+
+
+def test_a_killed_run_without_checkpoints_says_how_to_start_it_again(tmp_path):
+    "No checkpoint to resume from: the run's page gives the command that trains it again from its `config.json`."
+    import shlex, signal, subprocess
+
+    from conftest import WORKBENCH, wait_for
+    from workbench.app.pages import run_head
+
+    args = ["train", "--total-timesteps", "50000000", "--checkpoint-every", "0", "--eval-every", "0", "--quiet"]
+    proc = subprocess.Popen([*WORKBENCH, *args, "--runs-dir", str(tmp_path)], stdout=subprocess.DEVNULL)
+    try:
+        store = RunStore(tmp_path)
+        run = wait_for(
+            lambda: [r for r in store.runs() if r["status"] == "running" and r["global_step"] > 0],
+            timeout=120,
+            what="the run to train",
+        )[0]
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(30)
+    run = store.get_run(run["id"])
+    assert run["status"] == "interrupted" and store.checkpoints(run["id"]) == []
+    head = run_head(run, "", len(store.checkpoints(run["id"])))
+    assert "saved no checkpoint to resume from" in head and "--resume" not in head
+    command = head.split("<code>")[1].split("</code>")[0]
+    assert command == f"workbench train --config {run['run_dir']}/config.json"
+    again = subprocess.run(
+        [*WORKBENCH, *shlex.split(command)[1:], "--total-timesteps", "512", "--json", "--quiet"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert again.returncode == 0, again.stderr[-2000:]
+    (new,) = store.runs("finished")  # the same settings, but the steps given on the command line
+    assert {**new["config"], "ppo": {**new["config"]["ppo"], "total_timesteps": 50_000_000}} == run["config"]

@@ -150,10 +150,10 @@ def docs_from_source(source: str) -> dict[str, str]:
     return docs
 
 # %% ../nbs/00a_core.ipynb #59876334
-def read_mapping_file(path: Union[str, Path], # a `.toml` file, or YAML (JSON is YAML)
+def read_mapping_file(path: Union[str, Path], # a `.toml` file, or YAML or JSON (JSON is YAML)
                       what: str = "config file", # what the file is, in error messages
                       error: type = ConfigError, # the `WorkbenchError` to raise
-                      suffixes: tuple | None = (".toml", ".yaml", ".yml"), # endings allowed; None: any (YAML unless .toml)
+                      suffixes: tuple | None = (".toml", ".yaml", ".yml", ".json"), # endings allowed; None: any (YAML but .toml)
                       shape: str = "a table of keys" # what the file must hold, in the error when it does not
                      ) -> dict:
     "The mapping a TOML or YAML file holds (an empty file is {}); each problem is one `error` naming the file."
@@ -175,7 +175,7 @@ def read_mapping_file(path: Union[str, Path], # a `.toml` file, or YAML (JSON is
     return data
 
 def load_config_file(path: Union[str, Path]) -> dict:
-    "Read a TOML or YAML config file into a flat dict (sections are merged)."
+    "Read a TOML, YAML or JSON config file (a run's `config.json`, say) into a flat dict (sections are merged)."
     flat = {}
     for k, v in read_mapping_file(path).items():
         if isinstance(v, dict):

@@ -16,15 +16,17 @@ from .charts import COLORS, CHARTS, _layout
 from .api import thin
 
 # %% auto #0
-__all__ = ['LIVE_STATUSES', 'CHART_KEYS', 'OVERLAY_POINTS', 'NOT_SET', 'HPARAMS_CSS', 'run_head', 'event_text', 'event_details',
-           'event_rows', 'checkpoint_rows', 'chart_keys', 'metric_history', 'eval_history', 'ema', 'duration_ticks',
-           'overlay_series', 'overlay_figure', 'flatten_config', 'config_diff', 'hparams_html']
+__all__ = ['LIVE_STATUSES', 'CHART_KEYS', 'OVERLAY_POINTS', 'NOT_SET', 'HPARAMS_CSS', 'run_head', 'interrupted_note',
+           'event_text', 'event_details', 'event_rows', 'checkpoint_rows', 'chart_keys', 'metric_history',
+           'eval_history', 'ema', 'duration_ticks', 'overlay_series', 'overlay_figure', 'flatten_config', 'config_diff',
+           'hparams_html']
 
 # %% ../../nbs/07e_app.pages.ipynb #b2c0e002
 LIVE_STATUSES = ("created", "running", "paused")
 
-def run_head(run: dict, live_link: str = "") -> str:
-    "The top of a run's page (HTML): id, status, env, policy, steps, returns, when it started and how long it ran."
+def run_head(run: dict, live_link: str = "", checkpoints: Optional[int] = None) -> str:
+    """The top of a run's page (HTML): id, status, env, policy, steps, returns, when it started and how long it ran; for
+    an interrupted run, how to go on (`checkpoints`: how many it saved, if known)."""
     end = run["ended_at"] or (time.time() if run["status"] in LIVE_STATUSES else None)
     lm, team = is_lm(run.get("config")), isinstance(run.get("config"), dict) and "team" in run["config"]
     took = fmt_duration(end - run["started_at"]) if run["started_at"] and end else "-"
@@ -36,9 +38,19 @@ def run_head(run: dict, live_link: str = "") -> str:
             f"{'last reward' if lm else 'last return'} {fmt_number(run['last_return'])} · "
             f"started {fmt_time(run['started_at'] or run['created_at'])} · "
             f"ran {took}</p>"
-            + (f"<p class='wb-interrupted'>Its process is gone (killed before it could record an end). Resume it from "
-               f"its newest checkpoint: <code>workbench train --resume {html.escape(str(run['run_dir']))}</code></p>"
-               if run["status"] == "interrupted" else ""))
+            + (interrupted_note(run, checkpoints) if run["status"] == "interrupted" else ""))
+
+def interrupted_note(run: dict, checkpoints: Optional[int] = None) -> str:
+    "How to go on with an interrupted run: resume it from its newest checkpoint, or, with none, start it again from its settings."
+    gone, where = "Its process is gone (killed before it could record an end)", Path(str(run["run_dir"]))
+    if checkpoints != 0:
+        return (f"<p class='wb-interrupted'>{gone}. Resume it from its newest checkpoint: "
+                f"<code>workbench train --resume {html.escape(str(where))}</code></p>")
+    config = run.get("config") if isinstance(run.get("config"), dict) else {}
+    algo = config.get("optim", {}).get("algo") if is_lm(config) else None
+    command = f"workbench train {f'--algo {algo} ' if algo else ''}--config {where / 'config.json'}"
+    return (f"<p class='wb-interrupted'>{gone}, and it saved no checkpoint to resume from. Start it again with its "
+            f"settings: <code>{html.escape(command)}</code></p>")
 
 # %% ../../nbs/07e_app.pages.ipynb #b2c0e005
 def _short(v) -> str:

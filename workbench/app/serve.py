@@ -183,10 +183,9 @@ def run_page(app: WorkbenchApp, suffix: str):
                                   formatters={"details": {"type": "textarea"}}, **tables)
     history, seen = MetricHistory(), {"row": 0, "drawn": False, "checkpoints": None, "events": None, "evals": 0}
     def refresh() -> str:
-        r = app.store.get_run(run_id)
-        head.object = run_head(r, live)
+        r, cps, evs = app.store.get_run(run_id), app.store.checkpoints(run_id), app.store.events(run_id)
+        head.object = run_head(r, live, len(cps))
         rows = app.store.metrics_after(run_id, keys, after=seen["row"])
-        cps, evs = app.store.checkpoints(run_id), app.store.events(run_id)
         evals = [e for e in evs if e["kind"] == "eval"]
         if rows or len(evals) > seen["evals"] or not seen["drawn"]:
             metric_history(rows, history)
