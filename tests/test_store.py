@@ -58,34 +58,39 @@ def test_many_processes_open_a_new_store_at_once(tmp_path):
         assert len(RunStore(runs_dir).runs()) == 8
 
 
-def test_a_killed_run_reads_as_interrupted_with_how_to_resume(tmp_path):
-    "SIGKILL leaves no chance to record an end: the store sees the pid gone and says `interrupted`, and how to resume."
-    import json, signal, subprocess
+def kill_a_training_run(runs_dir, checkpoint_every: int) -> dict:
+    """Start `workbench train` for a long run and SIGKILL it once it has trained (and, with `checkpoint_every`, written
+    a checkpoint); its row in the store, read afterwards."""
+    import signal, subprocess
     from pathlib import Path
 
     from conftest import WORKBENCH, wait_for
-    from workbench.app.pages import run_head
 
-    args = ["train", "--total-timesteps", "50000000", "--checkpoint-every", "1", "--eval-every", "0", "--quiet"]
-    proc = subprocess.Popen([*WORKBENCH, *args, "--runs-dir", str(tmp_path)], stdout=subprocess.DEVNULL)
+    args = ["train", "--total-timesteps", "50000000", "--checkpoint-every", str(checkpoint_every), "--eval-every", "0"]
+    proc = subprocess.Popen([*WORKBENCH, *args, "--quiet", "--runs-dir", str(runs_dir)], stdout=subprocess.DEVNULL)
+    store = RunStore(runs_dir)
+    # with checkpoints, one on disk too: the store sees an update's step just before its checkpoint is written
+    saved = lambda r: not checkpoint_every or list(Path(r["run_dir"]).glob("checkpoints/step_*.pt"))
     try:
-        store = RunStore(tmp_path)
         run = wait_for(
-            # a checkpoint on disk too: the store sees an update's step just before its checkpoint is written
-            lambda: [
-                r
-                for r in store.runs()
-                if r["status"] == "running"
-                and r["global_step"] > 0
-                and list(Path(r["run_dir"]).glob("checkpoints/step_*.pt"))
-            ],
+            lambda: [r for r in store.runs() if r["status"] == "running" and r["global_step"] > 0 and saved(r)],
             timeout=120,
-            what="the run to train and checkpoint",
+            what="the run to train" + (" and checkpoint" if checkpoint_every else ""),
         )[0]
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait(30)
-    run = store.get_run(run["id"])
+    return store.get_run(run["id"])
+
+
+def test_a_killed_run_reads_as_interrupted_with_how_to_resume(tmp_path):
+    "SIGKILL leaves no chance to record an end: the store sees the pid gone and says `interrupted`, and how to resume."
+    import json, subprocess
+
+    from conftest import WORKBENCH
+    from workbench.app.pages import run_head
+
+    run, store = kill_a_training_run(tmp_path, checkpoint_every=1), RunStore(tmp_path)
     assert run["status"] == "interrupted" and [r["id"] for r in store.runs("interrupted")] == [run["id"]]
     assert f"workbench train --resume {run['run_dir']}" in run_head(run)
     resumed = subprocess.run(
@@ -100,24 +105,12 @@ def test_a_killed_run_reads_as_interrupted_with_how_to_resume(tmp_path):
 
 def test_a_killed_run_without_checkpoints_says_how_to_start_it_again(tmp_path):
     "No checkpoint to resume from: the run's page gives the command that trains it again from its `config.json`."
-    import shlex, signal, subprocess
+    import shlex, subprocess
 
-    from conftest import WORKBENCH, wait_for
+    from conftest import WORKBENCH
     from workbench.app.pages import run_head
 
-    args = ["train", "--total-timesteps", "50000000", "--checkpoint-every", "0", "--eval-every", "0", "--quiet"]
-    proc = subprocess.Popen([*WORKBENCH, *args, "--runs-dir", str(tmp_path)], stdout=subprocess.DEVNULL)
-    try:
-        store = RunStore(tmp_path)
-        run = wait_for(
-            lambda: [r for r in store.runs() if r["status"] == "running" and r["global_step"] > 0],
-            timeout=120,
-            what="the run to train",
-        )[0]
-    finally:
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(30)
-    run = store.get_run(run["id"])
+    run, store = kill_a_training_run(tmp_path, checkpoint_every=0), RunStore(tmp_path)
     assert run["status"] == "interrupted" and store.checkpoints(run["id"]) == []
     head = run_head(run, "", len(store.checkpoints(run["id"])))
     assert "saved no checkpoint to resume from" in head and "--resume" not in head

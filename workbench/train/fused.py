@@ -48,7 +48,7 @@ class FusedMLP:
                 where = ctypes.addressof(self._keep[-2]), ctypes.addressof(self._keep[-1])
             else: where = ts[0].data_ptr(), gs[0].data_ptr()
             setattr(self.net, name, where[0]); setattr(self.net, "g" + name, where[1])
-        self._work, self._state_ids, self.steps = {}, [], 0   # steps: Adam's, taken here
+        self._work, self._state_ids, self.steps, self._act_size = {}, [], 0, None   # steps: Adam's, taken here
         self.threads: Optional[int] = None   # how many threads the LSTM's kernels split work between (None: torch's)
 
     @classmethod
@@ -81,9 +81,11 @@ class FusedMLP:
         """A rollout step for observations x (N, D) (preprocessed): actions sampled with `noise` (from `noise(N)`; the
         mode when None), written with their log-probabilities and values into the other tensors. -> the new state."""
         N, x = x.shape[0], x.contiguous()
-        work = self._buffer("act", self.lib.ppo_mlp_act_work(ctypes.byref(self.net), N))
-        self.lib.ppo_mlp_act(ctypes.byref(self.net), x.data_ptr(), N, None if noise is None else noise.data_ptr(),
-                             action.data_ptr(), logprob.data_ptr(), value.data_ptr(), work.data_ptr())
+        if self._act_size != N:   # (a rollout step is a few microseconds of work: its scratch space is kept)
+            self._net_ref, self._act_size = ctypes.byref(self.net), N
+            self._act_work = self._buffer("act", self.lib.ppo_mlp_act_work(self._net_ref, N)).data_ptr()
+        self.lib.ppo_mlp_act(self._net_ref, x.data_ptr(), N, None if noise is None else noise.data_ptr(),
+                             action.data_ptr(), logprob.data_ptr(), value.data_ptr(), self._act_work)
         return state
 
     def play(self, obs, state=None, greedy: bool = False) -> tuple:

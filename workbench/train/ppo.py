@@ -124,12 +124,21 @@ class PPOTrainer(Trainer):
         if policy.recurrent: b.initial_state = tuple(s.clone() for s in self.state)
         finished, info_sums, info_counts = [], collections.defaultdict(float), collections.defaultdict(float)
         env_time = forward_time = 0.0
+        # On the kernels' path (a CPU) the env's arrays go into the buffer through numpy views, not torch operations:
+        # each of those costs microseconds, and a step of a few envs is itself only tens of microseconds of work
+        views = self.fused and not policy.cfg.obs_norm and {k: getattr(b, k).numpy() for k in ("obs", "starts", "rewards",
+                                                                                              "dones", "actions")}
         for t in range(T):
             t0 = time.perf_counter()
-            raw = torch.from_numpy(self.next_obs)
-            policy.update_obs_norm(raw)
-            x = policy.preprocess(raw).to(self.device, non_blocking=True)
-            b.obs[t], b.starts[t] = x, self.next_start
+            if views:
+                views["obs"][t] = self.next_obs.reshape(len(self.next_obs), -1)   # cast as `preprocess` casts
+                views["starts"][t] = views["dones"][t - 1] if t else self.next_start
+                x = b.obs[t]
+            else:
+                raw = torch.from_numpy(self.next_obs)
+                policy.update_obs_norm(raw)
+                x = policy.preprocess(raw).to(self.device, non_blocking=True)
+                b.obs[t], b.starts[t] = x, self.next_start
             if b.states is not None: b.states[t] = self.state
             if self.fused:   # one call: encoders, heads and a sample from the noise torch draws (as `head.sample`)
                 self.state = self.fused.act(x, self.fused.noise(len(x)), b.actions[t], b.logprobs[t], b.values[t], self.state)
@@ -138,28 +147,31 @@ class PPOTrainer(Trainer):
                 params, value, self.state = policy(x, self.state)
                 action, logprob = policy.head.sample(params)
                 b.actions[t], b.logprobs[t], b.values[t] = action, logprob, value
-            a = action.cpu().numpy()
+            a = views["actions"][t] if views else action.cpu().numpy()
             if self.continuous: a = np.clip(a, self.action_low, self.action_high)
             t1 = time.perf_counter()
             self.vecenv.send(a)
             self.next_obs, rewards, terminals, truncations, infos, _, masks = self.vecenv.recv()
             t2 = time.perf_counter()
             done = terminals | truncations
-            done_t = torch.from_numpy(done).to(self.device, dtype=torch.float32)
-            r = torch.from_numpy(rewards).to(self.device, non_blocking=True)
+            if views: views["rewards"][t], views["dones"][t] = rewards, done; r = row = b.rewards[t]; done_t = b.dones[t]
+            else:
+                done_t, row = torch.from_numpy(done).to(self.device, dtype=torch.float32), None
+                r = torch.from_numpy(rewards).to(self.device, non_blocking=True)
             if self.reward_scale: r = self.reward_scale(r, done_t)
             if ppo.bootstrap_truncated and truncations.any():   # cut, not ended: V(s_t) stands in for V(s_t+1)
                 r = r + ppo.gamma * value * torch.from_numpy(truncations & ~terminals).to(self.device)
-            b.rewards[t] = r
-            b.dones[t] = self.next_start = done_t
+            if r is not row: b.rewards[t] = r
+            if not views: b.dones[t] = self.next_start = done_t
             self.ep_return += rewards; self.ep_length += 1
             if done.any():
                 for i in np.flatnonzero(done & masks):   # an agent out of a multi-agent episode waits, masked
                     finished.append((self.ep_return[i], self.ep_length[i], i % self.vecenv.env_agents))
                 self.ep_return[done] = 0; self.ep_length[done] = 0
                 if self.state is not None: self.state = policy.reset_state(self.state, done_t)
-            tally_infos(infos, info_sums, info_counts)
+            if any(infos): tally_infos(infos, info_sums, info_counts)
             forward_time += t1 - t0; env_time += t2 - t1
+        if views: self.next_start = b.dones[T - 1].clone()
         self.global_step += T * self.cfg.env.num_envs * self.accelerator.num_processes
         self.episodes += len(finished)
         for ret, *_ in finished: self.recent_returns.append(float(ret))
