@@ -7,7 +7,7 @@ from __future__ import annotations
 import ctypes
 from typing import Optional
 
-from ..scan import compile_kernel
+from ..scan import POOL_C, compile_kernel
 from .kernels import PPO_C, declare
 
 # %% auto #0
@@ -15,8 +15,6 @@ __all__ = ['LSTM_C', 'Lstm', 'lstm_ppo_kernels']
 
 # %% ../../nbs/05c_train.kernels_lstm.ipynb #b4d2d5ac
 LSTM_C = r"""
-#include <pthread.h>
-
 /* PPO for the LSTM policy (workbench.policy.LSTMPolicy): Net's encoder (L = 1: tanh(x W^T + b)), one LSTM layer
    (torch's gates i, f, g, o: W_ih, W_hh (4H, H), biases b_ih, b_hh (4H)), then Net's heads on its outputs. A block is
    T steps of B envs, row t * B + b; keep (T, B) is 0 where an episode begins, zeroing the state entering that step. */
@@ -135,17 +133,14 @@ void ppo_lstm_act(const Net *n, const Lstm *m, const float *x, long N, const flo
                   long threads) {
     long k = act_threads(n, N, threads), Nk = (N + k - 1) / k, H = n->H, A = n->A, D = n->D;
     long bytes = n->gaussian ? A * sizeof(float) : sizeof(long);   /* an env's action */
-    Act parts[16]; pthread_t tid[16]; int started[16] = {0};
+    Act parts[16];
     k = (N + Nk - 1) / Nk;                                    /* no empty part */
     for (long i = 0; i < k; i++) {
         long i0 = i * Nk, cnt = i0 + Nk < N ? Nk : N - i0;
         parts[i] = (Act){n, m, x + i0 * D, h + i0 * H, c + i0 * H, E ? E + i0 * A : 0, (char *)action + i0 * bytes,
                          logprob + i0, value + i0, hn + i0 * H, cn + i0 * H, work + i * act_work(n, Nk), cnt};
     }
-    for (long i = 1; i < k; i++) started[i] = pthread_create(&tid[i], 0, act_part, &parts[i]) == 0;
-    for (long i = 1; i < k; i++) if (!started[i]) act_part(&parts[i]);
-    act_part(&parts[0]);
-    for (long i = 1; i < k; i++) if (started[i]) pthread_join(tid[i], 0);
+    pool_run(k, act_part, parts, sizeof(Act));
 }
 
 /* A part of a block's gradient: the envs envs[0..B) of a minibatch of Mtot samples, into the gradients n and m point
@@ -233,7 +228,6 @@ void ppo_lstm_grad(const Net *n, const Lstm *m, const float *obs, const void *ac
     }
     Part parts[64];
     Net nets[64]; Lstm cells[64]; float *gW[64], *gb[64];
-    pthread_t tid[64]; int started[64] = {0};
     for (long i = 0; i < k; i++) {
         long b0 = i * Bk, b1 = b0 + Bk < B ? b0 + Bk : B;
         nets[i] = *n; cells[i] = *m;
@@ -249,12 +243,9 @@ void ppo_lstm_grad(const Net *n, const Lstm *m, const float *obs, const void *ac
                           norm_adv ? norm : 0, actions, envs + b0, T, b1 - b0, N, T * B, clip, ent_coef, vf_coef,
                           clip_vloss, work + i * part_work(n, T, Bk), {0}};
     }
-    for (long i = 1; i < k; i++) started[i] = pthread_create(&tid[i], 0, lstm_part, &parts[i]) == 0;
-    for (long i = 1; i < k; i++) if (!started[i]) lstm_part(&parts[i]);   /* no thread to be had: here, in turn */
-    lstm_part(&parts[0]);
+    pool_run(k, lstm_part, parts, sizeof(Part));
     for (long j = 0; j < 5; j++) stats[j] = parts[0].stats[j];
     for (long i = 1; i < k; i++) {                            /* in order: the sums do not depend on timing */
-        if (started[i]) pthread_join(tid[i], 0);
         const float *g = gl + (i - 1) * size;
         float *to[] = {n->gW[0], n->gb[0], n->gWA, n->gbA, n->gWC, n->gbC, n->glogstd, m->gWih, m->gWhh, m->gbih,
                        m->gbhh};
@@ -273,7 +264,7 @@ _LOADED: dict = {}
 def lstm_ppo_kernels() -> Optional[ctypes.CDLL]:
     "`PPO_C` and `LSTM_C` compiled as one library (built once a process), or None where they cannot be."
     if "lstm" not in _LOADED:
-        lib, P, N, F, I = compile_kernel(PPO_C + LSTM_C), ctypes.c_void_p, ctypes.c_long, ctypes.c_float, ctypes.c_int
+        lib, P, N, F, I = compile_kernel(PPO_C + POOL_C + LSTM_C), ctypes.c_void_p, ctypes.c_long, ctypes.c_float, ctypes.c_int
         if lib is not None:
             declare(lib)
             lib.ppo_lstm_act_work.restype = lib.ppo_lstm_work.restype = N

@@ -7,15 +7,14 @@ from __future__ import annotations
 import ctypes
 from typing import Optional
 
-from ..scan import compile_kernel
+from ..scan import POOL_C, compile_kernel
 from .kernels import PPO_C, declare
 
 # %% auto #0
 __all__ = ['TF_C', 'Tf', 'tf_ppo_kernels']
 
 # %% ../../nbs/05c_train.kernels_tf.ipynb #c0a1f3e7
-TF_C = r"""#include <pthread.h>
-
+TF_C = r"""
 /* PPO for the transformer policy (workbench.policy.TransformerPolicy): an embedding, L pre-norm blocks of causal
    attention over the last W steps of the episode (each layer's keys and values of the W - 1 steps before a block come
    from the state) and a feed-forward layer, a final norm, then Net's encoders (one tanh layer each for the actor and
@@ -263,17 +262,14 @@ void ppo_tf_act(const Net *n, const Tf *f, const float *x, long N, const float *
                 const float *E, void *action, float *logprob, float *value, float *nk, float *nv, float *nok,
                 float *work, long threads) {
     long k = tf_act_threads(f, N, threads), Nk = (N + k - 1) / k;
-    TfAct parts[16]; pthread_t tid[16]; int started[16] = {0};
+    TfAct parts[16];
     k = (N + Nk - 1) / Nk;
     for (long i = 0; i < k; i++) {
         long e0 = i * Nk;
         parts[i] = (TfAct){n, f, x, pk, pv, pok, E, action, logprob, value, nk, nv, nok, e0, e0 + Nk < N ? Nk : N - e0,
                            N, work + i * block_size(n, f, Nk)};
     }
-    for (long i = 1; i < k; i++) started[i] = pthread_create(&tid[i], 0, tf_act_part, &parts[i]) == 0;
-    for (long i = 1; i < k; i++) if (!started[i]) tf_act_part(&parts[i]);
-    tf_act_part(&parts[0]);
-    for (long i = 1; i < k; i++) if (started[i]) pthread_join(tid[i], 0);
+    pool_run(k, tf_act_part, parts, sizeof(TfAct));
 }
 
 /* A part of a block's gradient: the envs envs[0..B) of a minibatch of Mtot samples, into the gradients n and f point
@@ -344,7 +340,6 @@ void ppo_tf_grad(const Net *n, const Tf *f, const float *obs, const void *action
     }
     static __thread TfPart parts[64]; static __thread Net nets[64]; static __thread Tf tfs[64];
     static __thread float *ptr[64][4 + 12 * 16];
-    pthread_t tid[64]; int started[64] = {0};
     for (long i = 0; i < k; i++) {
         long b0 = i * Bk, b1 = b0 + Bk < B ? b0 + Bk : B;
         TfPart *q = &parts[i];
@@ -364,12 +359,9 @@ void ppo_tf_grad(const Net *n, const Tf *f, const float *obs, const void *action
             q->g = base;                                      /* last: MOVE reads the caller's */
         }
     }
-    for (long i = 1; i < k; i++) started[i] = pthread_create(&tid[i], 0, tf_part, &parts[i]) == 0;
-    for (long i = 1; i < k; i++) if (!started[i]) tf_part(&parts[i]);
-    tf_part(&parts[0]);
+    pool_run(k, tf_part, parts, sizeof(TfPart));
     for (long j = 0; j < 5; j++) stats[j] = parts[0].stats[j];
     for (long i = 1; i < k; i++) {                            /* in order: the sums do not depend on timing */
-        if (started[i]) pthread_join(tid[i], 0);
         const float *gi = gl + (i - 1) * gsize;
         for (long j = 0; j < gsize; j++) g[j] += gi[j];
         for (long j = 0; j < 5; j++) stats[j] += parts[i].stats[j];
@@ -387,7 +379,7 @@ _LOADED: dict = {}
 def tf_ppo_kernels() -> Optional[ctypes.CDLL]:
     "`PPO_C` and `TF_C` compiled as one library (built once a process), or None where they cannot be."
     if "tf" not in _LOADED:
-        lib, P, N, F, I = compile_kernel(PPO_C + TF_C), ctypes.c_void_p, ctypes.c_long, ctypes.c_float, ctypes.c_int
+        lib, P, N, F, I = compile_kernel(PPO_C + POOL_C + TF_C), ctypes.c_void_p, ctypes.c_long, ctypes.c_float, ctypes.c_int
         if lib is not None:
             declare(lib)
             lib.ppo_tf_act_work.restype = lib.ppo_tf_work.restype = N
