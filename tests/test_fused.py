@@ -27,7 +27,9 @@ def kernels_used(runs_dir) -> set:
     ],
 )
 def test_which_runs_take_the_kernels(runs_dir, env, policy, used):
-    r = workbench("train", "--env", env, "--policy", *policy.split(), "--total-steps", 256, *TINY, "--runs-dir", runs_dir)
+    r = workbench(
+        "train", "--env", env, "--policy", *policy.split(), "--total-steps", 256, *TINY, "--runs-dir", runs_dir
+    )
     assert r.returncode == 0, r.stderr
     assert kernels_used(runs_dir) == {used}
 
