@@ -12,7 +12,7 @@ from typing import Optional
 import torch
 
 # %% auto #0
-__all__ = ['LSTM_C', 'KERNEL_FLAGS', 'POOL_C', 'kernel_dir', 'compile_kernel', 'lstm_kernels', 'LSTMScan']
+__all__ = ['LSTM_C', 'KERNEL_FLAGS', 'POOL_C', 'kernel_dir', 'compile_kernel', 'load_kernel', 'lstm_kernels', 'LSTMScan']
 
 # %% ../nbs/02_scan.ipynb #e2d534bf
 LSTM_C = r"""/* One LSTM layer's per-step arithmetic for workbench.scan.LSTMScan (float32, row-major, gates i, f, g, o). */
@@ -108,15 +108,21 @@ def compile_kernel(source: str) -> Optional[ctypes.CDLL]:
 
 _LOADED: dict = {}
 
+def load_kernel(key: str, source: str, declare) -> Optional[ctypes.CDLL]:
+    """`source` compiled and loaded once a process (kept under `key`), its functions given their types by
+    `declare(lib)`; None where it cannot be (see `compile_kernel`)."""
+    if key not in _LOADED:
+        lib = compile_kernel(source)
+        if lib is not None: declare(lib)
+        _LOADED[key] = lib
+    return _LOADED[key]
+
+def _declare_lstm(lib: ctypes.CDLL) -> None:
+    lib.lstm_forward_step.argtypes = lib.lstm_backward_step.argtypes = [ctypes.c_void_p] * 8 + [ctypes.c_long] * 4
+
 def lstm_kernels() -> Optional[ctypes.CDLL]:
     "The compiled `LSTM_C` (built once a process, see above), or None."
-    if "lstm" not in _LOADED:
-        lib, p, n = compile_kernel(LSTM_C), ctypes.c_void_p, ctypes.c_long
-        if lib is not None:
-            lib.lstm_forward_step.argtypes = [p] * 8 + [n] * 4
-            lib.lstm_backward_step.argtypes = [p] * 8 + [n] * 4
-        _LOADED["lstm"] = lib
-    return _LOADED["lstm"]
+    return load_kernel("lstm", LSTM_C, _declare_lstm)
 
 # %% ../nbs/02_scan.ipynb #a7c1d0e2
 POOL_C = r"""

@@ -56,6 +56,7 @@ class FusedMLP:
         """A `FusedMLP` for `policy` (and its `optimizer`: plain Adam over exactly its parameters, one group) where the
         kernels apply; None where they do not (then torch's path runs)."""
         if type(policy) is not cls.POLICY or type(policy.head) not in (DiscreteHead, GaussianHead): return None
+        if not cls.fits(policy.cfg): return None
         if any(p.dtype != torch.float32 or p.device.type != "cpu" or not p.is_contiguous() for p in policy.parameters()):
             return None
         if optimizer is not None:
@@ -65,6 +66,11 @@ class FusedMLP:
             if {id(p) for p in g["params"]} != {id(p) for p in policy.parameters()}: return None
         lib = cls.kernels()
         return None if lib is None else cls(lib, policy, optimizer)
+
+    @staticmethod
+    def fits(cfg) -> bool:
+        "Whether the kernels take a policy of these settings (its kind and head aside)."
+        return True
 
     def _buffer(self, name: str, n: int) -> torch.Tensor:
         "Scratch space of `n` floats, kept between calls."
@@ -191,9 +197,9 @@ class FusedTransformer(FusedMLP):
     count (1, N, W - 1)); `loss_grad` replays blocks of whole env rows from the state the rollout began with. Its
     gradients lie in one flat tensor (`flat`), each parameter's `.grad` a view of it."""
     POLICY, kernels = TransformerPolicy, staticmethod(tf_ppo_kernels)
+    fits = staticmethod(lambda cfg: cfg.window <= 256 and cfg.num_layers <= 16)   # the C code's fixed arrays
     def __init__(self, lib, policy: TransformerPolicy, optimizer: Optional[torch.optim.Optimizer] = None):
         cfg, head = policy.cfg, policy.head
-        if cfg.window > 256 or cfg.num_layers > 16: raise ConfigError("a window of at most 256 and at most 16 layers")
         self.lib, self.policy, self.optimizer, self.gaussian = lib, policy, optimizer, isinstance(head, GaussianHead)
         out, actor, critic = head.mean if self.gaussian else head.linear, policy.actor_mlp[0], policy.critic_mlp[0]
         self.A = out.out_features

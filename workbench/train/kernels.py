@@ -7,7 +7,7 @@ from __future__ import annotations
 import ctypes
 from typing import Optional
 
-from ..scan import compile_kernel
+from ..scan import load_kernel
 
 # %% auto #0
 __all__ = ['PPO_C', 'Net', 'declare', 'ppo_kernels']
@@ -389,10 +389,6 @@ def declare(lib: ctypes.CDLL) -> ctypes.CDLL:
     lib.gae.argtypes = [P] * 4 + [N, N, F, F, P, P]
     return lib
 
-_LOADED: dict = {}
 def ppo_kernels() -> Optional[ctypes.CDLL]:
     "The compiled `PPO_C` (built once a process), or None where it cannot be."
-    if "ppo" not in _LOADED:
-        lib = compile_kernel(PPO_C)
-        _LOADED["ppo"] = lib and declare(lib)
-    return _LOADED["ppo"]
+    return load_kernel("ppo", PPO_C, declare)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ctypes
 from typing import Optional
 
-from ..scan import POOL_C, compile_kernel
+from ..scan import POOL_C, load_kernel
 from .kernels import PPO_C, declare
 
 # %% auto #0
@@ -260,16 +260,14 @@ class Lstm(ctypes.Structure):
     "`LSTM_C`'s `Lstm`: the addresses of the layer's weights and biases, of their gradients, of cached transposes."
     _fields_ = [(k, ctypes.c_void_p) for k in ("Wih", "Whh", "bih", "bhh", "gWih", "gWhh", "gbih", "gbhh", "WihT", "WhhT")]
 
-_LOADED: dict = {}
+def _declare_lstm(lib: ctypes.CDLL) -> None:
+    P, N, F, I = ctypes.c_void_p, ctypes.c_long, ctypes.c_float, ctypes.c_int
+    declare(lib)
+    lib.ppo_lstm_act_work.restype = lib.ppo_lstm_work.restype = N
+    lib.ppo_lstm_act_work.argtypes, lib.ppo_lstm_work.argtypes = [P, N, N], [P, N, N, N]
+    lib.ppo_lstm_act.argtypes = [P, P, P, N] + [P] * 9 + [N]
+    lib.ppo_lstm_grad.argtypes = [P] * 12 + [N] * 4 + [F] * 3 + [I] * 2 + [P] * 2
+
 def lstm_ppo_kernels() -> Optional[ctypes.CDLL]:
     "`PPO_C` and `LSTM_C` compiled as one library (built once a process), or None where they cannot be."
-    if "lstm" not in _LOADED:
-        lib, P, N, F, I = compile_kernel(PPO_C + POOL_C + LSTM_C), ctypes.c_void_p, ctypes.c_long, ctypes.c_float, ctypes.c_int
-        if lib is not None:
-            declare(lib)
-            lib.ppo_lstm_act_work.restype = lib.ppo_lstm_work.restype = N
-            lib.ppo_lstm_act_work.argtypes, lib.ppo_lstm_work.argtypes = [P, N, N], [P, N, N, N]
-            lib.ppo_lstm_act.argtypes = [P, P, P, N] + [P] * 9 + [N]
-            lib.ppo_lstm_grad.argtypes = [P] * 12 + [N] * 4 + [F] * 3 + [I] * 2 + [P] * 2
-        _LOADED["lstm"] = lib
-    return _LOADED["lstm"]
+    return load_kernel("ppo+lstm", PPO_C + POOL_C + LSTM_C, _declare_lstm)

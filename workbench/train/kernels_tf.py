@@ -7,7 +7,7 @@ from __future__ import annotations
 import ctypes
 from typing import Optional
 
-from ..scan import POOL_C, compile_kernel
+from ..scan import POOL_C, load_kernel
 from .kernels import PPO_C, declare
 
 # %% auto #0
@@ -375,16 +375,14 @@ class Tf(ctypes.Structure):
     _fields_ = [(k, ctypes.c_long) for k in ("D", "d", "L", "heads", "W")] + [(k, ctypes.c_void_p) for k in (
         "We", "be", "dist", "lnw", "lnb", "p", "gWe", "gbe", "gdist", "glnw", "glnb", "g")]
 
-_LOADED: dict = {}
+def _declare_tf(lib: ctypes.CDLL) -> None:
+    P, N, F, I = ctypes.c_void_p, ctypes.c_long, ctypes.c_float, ctypes.c_int
+    declare(lib)
+    lib.ppo_tf_act_work.restype = lib.ppo_tf_work.restype = N
+    lib.ppo_tf_act_work.argtypes, lib.ppo_tf_work.argtypes = [P, P, N, N], [P, P, N, N, N, N]
+    lib.ppo_tf_act.argtypes = [P, P, P, N] + [P] * 11 + [N]
+    lib.ppo_tf_grad.argtypes = [P] * 13 + [N] * 4 + [F] * 3 + [I] * 2 + [P, N, P, P]
+
 def tf_ppo_kernels() -> Optional[ctypes.CDLL]:
     "`PPO_C` and `TF_C` compiled as one library (built once a process), or None where they cannot be."
-    if "tf" not in _LOADED:
-        lib, P, N, F, I = compile_kernel(PPO_C + POOL_C + TF_C), ctypes.c_void_p, ctypes.c_long, ctypes.c_float, ctypes.c_int
-        if lib is not None:
-            declare(lib)
-            lib.ppo_tf_act_work.restype = lib.ppo_tf_work.restype = N
-            lib.ppo_tf_act_work.argtypes, lib.ppo_tf_work.argtypes = [P, P, N, N], [P, P, N, N, N, N]
-            lib.ppo_tf_act.argtypes = [P, P, P, N] + [P] * 11 + [N]
-            lib.ppo_tf_grad.argtypes = [P] * 13 + [N] * 4 + [F] * 3 + [I] * 2 + [P, N, P, P]
-        _LOADED["tf"] = lib
-    return _LOADED["tf"]
+    return load_kernel("ppo+tf", PPO_C + POOL_C + TF_C, _declare_tf)
