@@ -4,7 +4,7 @@ zeros over the segment, episode starts inside it ignored).
 
     python tools/gpu/lstm_profile.py --device cuda            # on the lent GPU (tools/gpu/run.sh, STAGES=lstmprof)
     python tools/gpu/lstm_profile.py --replay-only --profile   # the replay alone, with torch.profiler's tables
-    python tools/gpu/lstm_profile.py --device cpu --num-envs 256 --updates 3   # tries it here
+    python tools/gpu/lstm_profile.py --device cpu --num-envs 256 --updates 3 --transformer   # tries it here
 """
 
 import argparse, statistics, time
@@ -54,14 +54,18 @@ def replay(args):
         return LSTMScan.apply(gx, lstm.weight_hh_l0, state[0][0], state[1][0], starts)[0]
 
     forms = {
-        "packed (ours on CUDA)": lambda: lstm_sequence(lstm, e, state, starts, packed=True)[0],
+        "padded (ours on CUDA, update)": lambda: lstm_sequence(lstm, e, state, starts, padded=True, final=False)[0],
+        "packed (ours on CUDA, with state)": lambda: lstm_sequence(lstm, e, state, starts, packed=True)[0],
         "stretches": lambda: lstm_sequence(lstm, e, state, starts, packed=False, scan=False)[0],
         "LSTMScan (ours on CPU)": scan,
         "one call, starts ignored (PuffeRL)": lambda: lstm(e, state)[0],
+        "one call as wide as the pieces": lambda: lstm(wide)[0],
     }
+    pieces = B + int(starts[1:].sum())
+    wide = torch.randn(T, pieces, H, device=dev, requires_grad=True)  # the padded form's cuDNN call alone
     for name, f in forms.items():
         print(f"  {name:<36} {timed_ms(run(f), dev):8.2f} ms")
-        if args.profile and "packed" in name:
+        if args.profile and ("packed" in name or "padded" in name):
             from torch.profiler import ProfilerActivity, profile
 
             acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if dev == "cuda" else [])
@@ -75,7 +79,9 @@ def replay(args):
                 print(f"  {name + ', bf16 autocast':<36} {timed_ms(run(f), dev):8.2f} ms")
 
 
-def trainer(args):
+def trainer(args, policy="lstm", form=None):
+    "The trainer's time per phase; `form` forces a form of the LSTM's replay (packed) instead of the default."
+    import workbench.policy as wp
     from workbench.train.config import TrainConfig
     from workbench.train.ppo import PPOTrainer
 
@@ -106,7 +112,7 @@ def trainer(args):
             "num_minibatches": batch // args.minibatch,
             "update_epochs": 1,
             "learning_rate": 1e-3,
-            "policy": "lstm",
+            "policy": policy,
             "hidden_size": 128,
             "total_timesteps": args.updates * batch,
             "device": args.device,
@@ -116,11 +122,17 @@ def trainer(args):
             "checkpoint_every": 0,
         }
     )
-    t = Timed(cfg)
-    t.fit()
+    real = wp.lstm_sequence
+    if form:
+        wp.lstm_sequence = lambda *a, **k: real(*a, **{**k, form: True})
+    try:
+        t = Timed(cfg)
+        t.fit()
+    finally:
+        wp.lstm_sequence = real
     print(
-        f"# trainer, LSTM, {args.num_envs} envs x {args.horizon} steps, minibatch {args.minibatch}; ms per "
-        "iteration (median after the first)"
+        f"# trainer, {policy}{f' ({form} replay)' if form else ''}, {args.num_envs} envs x {args.horizon} steps, "
+        f"minibatch {args.minibatch}; ms per iteration (median after the first)"
     )
     for k, v in phases.items():
         print(f"  {k:<12} {statistics.median(v[1:]) * 1e3:8.1f} ms")
@@ -136,6 +148,7 @@ if __name__ == "__main__":
     p.add_argument("--start-rate", type=float, default=0.05, help="share of (t, env) where an episode begins")
     p.add_argument("--profile", action="store_true", help="also torch.profiler's table of the packed forms")
     p.add_argument("--replay-only", action="store_true")
+    p.add_argument("--transformer", action="store_true", help="also the trainer with the transformer policy")
     p.add_argument("--threads", type=int, default=1, help="torch CPU threads (the benchmarks use 1)")
     args = p.parse_args()
     torch.set_num_threads(args.threads)
@@ -143,3 +156,6 @@ if __name__ == "__main__":
     replay(args)
     if not args.replay_only:
         trainer(args)
+        trainer(args, form="packed")
+        if args.transformer:
+            trainer(args, policy="transformer")

@@ -30,7 +30,7 @@ s_lstm() {
 }
 s_lstmprof() {
   stage "where the LSTM's time goes"
-  timeout $(lim 90) $PY tools/gpu/lstm_profile.py --device $DEV --num-envs $N1 2>&1 | tee "$OUT/lstm_profile.txt"
+  timeout $(lim 150) $PY tools/gpu/lstm_profile.py --device $DEV --num-envs $N1 --transformer 2>&1 | tee "$OUT/lstm_profile.txt"
 }
 s_compile() {
   stage "gpu_sps mlp bf16+compile"

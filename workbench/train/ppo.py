@@ -242,7 +242,8 @@ class PPOTrainer(Trainer):
     def _minibatch_loss(self, mb: dict) -> tuple[torch.Tensor, PPOStats]:
         "Run the minibatch through the training model (under autocast) and score it with `ppo_loss`."
         with self.accelerator.autocast():
-            if self.policy.recurrent: params, new_value, _ = self._train_model(mb["obs"], mb["state"], mb["starts"])
+            if self.policy.recurrent:   # (its state after the sequence is not needed: CUDA's cheapest LSTM form)
+                params, new_value, _ = self._train_model(mb["obs"], mb["state"], mb["starts"], final=False)
             else: params, new_value, _ = self._train_model(mb["obs"], mb.get("states"))
         new_logprob, entropy = self.policy.head.log_prob_entropy(params.float(), mb["actions"])
         ppo = self.cfg.ppo
