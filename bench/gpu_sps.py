@@ -93,6 +93,7 @@ def main():
     )
     p.add_argument("--no-compile", action="store_true", help="leave out the torch.compile runs")
     p.add_argument("--worker-timeout", type=float, default=300, help="seconds before a run counts as failed")
+    p.add_argument("--repeats", type=int, default=1, help="runs of each trainer, in turn; the ratio of the medians")
     p.add_argument("--json", help="also write the results to this file")
     args = p.parse_args()
     import torch
@@ -105,21 +106,25 @@ def main():
     rows = []
     for n in args.num_envs:
         for precision in precisions:
-            pair = {}
-            for trainer in ("workbench", "pufferlib"):
-                r = run(trainer, n, precision, args)
-                rows.append(r)
-                pair[trainer] = r.get("sps")
-                util = "-" if r["gpu_util"] is None else f"{r['gpu_util']:.0f}%"
+            pair = {"workbench": [], "pufferlib": []}
+            for _ in range(args.repeats):  # the two trainers in turn, so that a drift of the machine hits both
+                for trainer in ("workbench", "pufferlib"):
+                    r = run(trainer, n, precision, args)
+                    rows.append(r)
+                    if r.get("sps"):
+                        pair[trainer].append(r["sps"])
+                    util = "-" if r["gpu_util"] is None else f"{r['gpu_util']:.0f}%"
+                    print(
+                        f"  {trainer:<10} {n:>6} agents {precision:<13} "
+                        + (f"{r['sps']:>12,.0f} steps/s" if r.get("sps") else f"failed: {r.get('error')}")
+                        + f"  GPU {util}",
+                        flush=True,
+                    )
+            if pair["workbench"] and pair["pufferlib"]:
+                ours, theirs = statistics.median(pair["workbench"]), statistics.median(pair["pufferlib"])
                 print(
-                    f"  {trainer:<10} {n:>6} agents {precision:<13} "
-                    + (f"{r['sps']:>12,.0f} steps/s" if r.get("sps") else f"failed: {r.get('error')}")
-                    + f"  GPU {util}",
-                    flush=True,
-                )
-            if pair.get("workbench") and pair.get("pufferlib"):
-                print(
-                    f"  {'':<10} {'':>6}        {precision:<13} ours / PuffeRL {pair['workbench'] / pair['pufferlib']:.2f}"
+                    f"  {'':<10} {'':>6}        {precision:<13} ours / PuffeRL {ours / theirs:.2f}"
+                    + (f" (medians of {args.repeats}: {ours:,.0f} / {theirs:,.0f})" if args.repeats > 1 else "")
                 )
     if args.json:
         with open(args.json, "w") as f:

@@ -25,7 +25,7 @@ s_mlp() {
 }
 s_lstm() {
   stage "gpu_sps lstm fp32"
-  timeout $(lim 90) $PY bench/gpu_sps.py --device $DEV --policy lstm --num-envs $N1 --precisions fp32 --steps $STEPS \
+  timeout $(lim 200) $PY bench/gpu_sps.py --device $DEV --policy lstm --num-envs $N1 --precisions fp32 --steps $STEPS --repeats ${REPEATS:-1} \
     --worker-timeout 45 --json "$OUT/gpu_sps_lstm.json" 2>&1 | tee -a "$OUT/gpu_sps.txt"
 }
 s_lstmprof() {
