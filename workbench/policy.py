@@ -167,11 +167,12 @@ def lstm_sequence(lstm: nn.LSTM, e: torch.Tensor, state: tuple, starts: torch.Te
     as a batch of columns, each piece from its column's t = 0 and zeros after its end, in two calls (pieces of at most
     T/4 steps, T/4 steps long; the others, T): no per-step bookkeeping, as few calls as can be, and little padding;
     its columns run past their pieces' ends, so it cannot give the final state (`final=False`: the update, which drops
-    it). On an H200, for 64 x 512 steps of width 128 with 5% of them episode starts: packed 7.5 ms forward + backward
-    (2.4 of them GPU time, the rest cuDNN's per-step work on the host), one call of T steps over all the pieces 7.3. On a CPU these cost more than stretches even when
-    episodes begin at every step (measured: 214 against 85 ms for 64 x 64 steps of width 128), so by default CUDA
-    pads where the final state is not wanted and packs where episodes begin at most steps; on a CPU `scan`
-    (`LSTMScan`) steps it in one autograd node. -> (outputs (T, B, H), final state or None)."""
+    it). On an H200, for 64 x 512 steps of width 128, 5% of them episode starts, forward + backward: padded 5.7 ms,
+    packed 7.5-8.0 (2.4 of them GPU time, the rest cuDNN's per-step work on the host), one padded call of T steps over
+    all the pieces 7.3 (GPU time 6.8). On a CPU these cost more than stretches even when episodes begin at every step
+    (measured: 214 against 85 ms for 64 x 64 steps of width 128), so by default CUDA pads where the final state is not
+    wanted and packs where episodes begin at most steps; on a CPU `scan` (`LSTMScan`) steps it in one autograd node.
+    -> (outputs (T, B, H), final state or None)."""
     T, B, H = e.shape
     if padded is None: padded = e.is_cuda and not final and not packed
     assert not (padded and final), "the padded form has no final state"
