@@ -132,7 +132,7 @@ static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER, pool_busy = PTHREAD_
 static pthread_cond_t pool_go = PTHREAD_COND_INITIALIZER, pool_done = PTHREAD_COND_INITIALIZER;
 static long pool_n, pool_gen, pool_left, pool_k, pool_size, pool_born[64], pool_hooked;
 static Job pool_fn; static char *pool_parts;
-#define POOL_SPIN 4000                                  /* pauses (~100 us) a thread waits awake before it sleeps */
+#define POOL_SPIN 40000                                 /* pauses (~1 ms) a thread waits awake before it sleeps */
 #define POOL_READ(x) __atomic_load_n(&(x), __ATOMIC_ACQUIRE)
 #if defined(__x86_64__) || defined(__i386__)
 #define POOL_PAUSE() __builtin_ia32_pause()

@@ -122,7 +122,7 @@ static void *act_part(void *arg) {
 
 static long act_threads(const Net *n, long N, long threads) {   /* split only where the products are big enough */
     long k = threads < N ? threads : N;
-    return k < 1 || N * n->H * 4 * n->H < (1L << 22) ? 1 : (k > 16 ? 16 : k); }
+    return k < 1 || N * n->H * 4 * n->H < (1L << 20) ? 1 : (k > 16 ? 16 : k); }
 
 long ppo_lstm_act_work(const Net *n, long N, long threads) {
     long k = act_threads(n, N, threads);
