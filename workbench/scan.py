@@ -12,14 +12,48 @@ from typing import Optional
 import torch
 
 # %% auto #0
-__all__ = ['LSTM_C', 'KERNEL_FLAGS', 'POOL_C', 'kernel_dir', 'compile_kernel', 'load_kernel', 'lstm_kernels', 'LSTMScan']
+__all__ = ['CELL_C', 'LSTM_C', 'KERNEL_FLAGS', 'POOL_C', 'kernel_dir', 'compile_kernel', 'load_kernel', 'lstm_kernels',
+           'LSTMScan']
 
 # %% ../nbs/02_scan.ipynb #e2d534bf
-LSTM_C = r"""/* One LSTM layer's per-step arithmetic for workbench.scan.LSTMScan (float32, row-major, gates i, f, g, o). */
+CELL_C = r"""/* One LSTM cell's arithmetic (float32, gates i, f, g, o), for workbench.scan.LSTMScan and the PPO kernels. */
 #include <math.h>
 
 static inline float sig(float x) { return 1.0f / (1.0f + expf(-x)); }
 
+/* a (4H): the gates' pre-activations on entry, their activations on exit; cp (H): the cell state entering the step
+   (after its reset). Writes the cell state c, tanh(c) to tc and the output h. */
+static inline void cell_forward(float *restrict a, const float *restrict cp, float *restrict c, float *restrict tc,
+                                float *restrict h, long H) {
+    float *ai = a, *af = ai + H, *ag = af + H, *ao = ag + H;
+    _Pragma("omp simd")
+    for (long j = 0; j < H; j++) {
+        float i = sig(ai[j]), f = sig(af[j]), g = tanhf(ag[j]), o = sig(ao[j]);
+        float cj = f * cp[j] + i * g, s = tanhf(cj);
+        ai[j] = i; af[j] = f; ag[j] = g; ao[j] = o;
+        c[j] = cj; tc[j] = s; h[j] = o * s;
+    }
+}
+
+/* Back through the cell of a step: a, cp, tc as cell_forward left them; gh (H) the gradient reaching h (from the
+   step after and the output's own), dc (H) on entry the gradient reaching c from the step after, on exit the one
+   reaching the cell state entering this step (before its reset). Writes the pre-activations' gradients to d (4H). */
+static inline void cell_backward(const float *restrict a, const float *restrict cp, const float *restrict tc,
+                                 const float *restrict gh, float *restrict dc, float *restrict d, long H) {
+    const float *ai = a, *af = ai + H, *ag = af + H, *ao = ag + H;
+    float *di = d, *df = di + H, *dg = df + H, *dO = dg + H;
+    _Pragma("omp simd")
+    for (long j = 0; j < H; j++) {
+        float i = ai[j], f = af[j], g = ag[j], o = ao[j], s = tc[j];
+        float gc = dc[j] + gh[j] * o * (1.0f - s * s);
+        di[j] = gc * g * i * (1.0f - i); df[j] = gc * cp[j] * f * (1.0f - f);
+        dg[j] = gc * i * (1.0f - g * g); dO[j] = gh[j] * s * o * (1.0f - o);
+        dc[j] = gc * f;
+    }
+}
+"""
+
+LSTM_C = CELL_C + r"""
 /* Step t forward. acts[t] (B, 4H) holds the gates' pre-activations on entry and their activations on exit;
    cprev[t] (B, H) is the cell state entering step t, already zeroed where an episode begins. Writes tanh(c) to
    tcs[t] and h to out[t]; the next step's inputs hprev[t + 1] = h * keep[t + 1] and cprev[t + 1] = c * keep[t + 1],
@@ -30,50 +64,27 @@ void lstm_forward_step(float *acts, const float *cprev_all, float *hprev_all, fl
     const float *cp = cprev_all + t * B * H;
     int last = t == T - 1;
     for (long b = 0; b < B; b++) {
-        float *ai = a + b * 4 * H, *af = ai + H, *ag = af + H, *ao = ag + H;
-        const float *cpb = cp + b * H;
-        float *tcb = tc + b * H, *hb = h + b * H;
         float *cn = last ? cfin + b * H : cprev_next_all + (t + 1) * B * H + b * H;
-        float *hn = last ? 0 : hprev_all + (t + 1) * B * H + b * H;
-        float k = last ? 1.0f : keep[(t + 1) * B + b];
-        _Pragma("omp simd")
-        for (long j = 0; j < H; j++) {
-            float i = sig(ai[j]), f = sig(af[j]), g = tanhf(ag[j]), o = sig(ao[j]);
-            float c = f * cpb[j] + i * g, s = tanhf(c);
-            ai[j] = i; af[j] = f; ag[j] = g; ao[j] = o;
-            tcb[j] = s; hb[j] = o * s; cn[j] = c * k;
-        }
-        if (!last) for (long j = 0; j < H; j++) hn[j] = hb[j] * k;
+        cell_forward(a + b * 4 * H, cp + b * H, cn, tc + b * H, h + b * H, H);
+        if (last) continue;
+        float k = keep[(t + 1) * B + b], *hn = hprev_all + (t + 1) * B * H + b * H;
+        for (long j = 0; j < H; j++) { cn[j] *= k; hn[j] = h[b * H + j] * k; }
     }
 }
 
 /* Step t backward. dh (B, H): on entry the gradient reaching h_t from step t + 1 before its reset (dG[t + 1] W_hh),
    or that of the final h at t = T - 1; dc (B, H) likewise for c (dc_{t+1} f_{t+1}, or the final c's). dout[t]: the
    gradient of out[t] (NULL: none). Writes the gates' pre-activation gradients to dG[t] and leaves in dc the
-   gradient reaching the state entering step t (dc_t f_t, before step t's own reset). */
+   gradient reaching the state entering step t (dc_t f_t, before step t's own reset); dh is left scratch. */
 void lstm_backward_step(const float *acts, const float *cprev_all, const float *tcs, const float *dout,
                         const float *keep, float *dh, float *dc, float *dG, long T, long B, long H, long t) {
     const float *a = acts + t * B * 4 * H, *tc = tcs + t * B * H, *cp = cprev_all + t * B * H;
-    float *d = dG + t * B * 4 * H;
     const float *dy = dout ? dout + t * B * H : 0;
     int last = t == T - 1;
     for (long b = 0; b < B; b++) {
-        const float *ai = a + b * 4 * H, *af = ai + H, *ag = af + H, *ao = ag + H;
-        const float *tcb = tc + b * H, *cpb = cp + b * H;
-        float *dhb = dh + b * H, *dcb = dc + b * H;
-        float *di = d + b * 4 * H, *df = di + H, *dg = df + H, *dO = dg + H;
-        float k = last ? 1.0f : keep[(t + 1) * B + b];
-        _Pragma("omp simd")
-        for (long j = 0; j < H; j++) {
-            float i = ai[j], f = af[j], g = ag[j], o = ao[j], s = tcb[j];
-            float gh = dhb[j] * k + (dy ? dy[b * H + j] : 0.0f);
-            float gc = dcb[j] * k + gh * o * (1.0f - s * s);
-            di[j] = gc * g * i * (1.0f - i);
-            df[j] = gc * cpb[j] * f * (1.0f - f);
-            dg[j] = gc * i * (1.0f - g * g);
-            dO[j] = gh * s * o * (1.0f - o);
-            dcb[j] = gc * f;
-        }
+        float k = last ? 1.0f : keep[(t + 1) * B + b], *gh = dh + b * H, *dcb = dc + b * H;
+        for (long j = 0; j < H; j++) { gh[j] = gh[j] * k + (dy ? dy[b * H + j] : 0.0f); dcb[j] *= k; }
+        cell_backward(a + b * 4 * H, cp + b * H, tc + b * H, gh, dcb, dG + t * B * 4 * H + b * 4 * H, H);
     }
 }
 """

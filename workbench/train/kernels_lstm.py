@@ -7,7 +7,7 @@ from __future__ import annotations
 import ctypes
 from typing import Optional
 
-from ..scan import POOL_C, load_kernel
+from ..scan import CELL_C, POOL_C, load_kernel
 from .kernels import PPO_C, declare
 
 # %% auto #0
@@ -22,8 +22,6 @@ typedef struct {
     const float *Wih, *Whh, *bih, *bhh; float *gWih, *gWhh, *gbih, *gbhh;
     const float *WihT, *WhhT;      /* W_ih and W_hh transposed (H, 4H), kept by the caller between updates; or NULL */
 } Lstm;
-
-static inline float sigm(float x) { return 1.0f / (1.0f + expf(-x)); }
 
 /* The layer over the block from (h0, c0) (B, H). acts (T, B, 4H) holds x W_ih^T + b_ih + b_hh on entry and the gates'
    activations on exit; hprev, cprev (T, B, H) get the state entering each step (after its reset), tcs tanh(c), out
@@ -43,16 +41,7 @@ static void lstm_forward(const Lstm *m, long T, long B, long H, const float *h0,
         }
         gemm(hp, H, 1, whht, G, a, G, B, H, G, 1, pad);         /* + h W_hh^T */
         float *tc = tcs + t * B * H, *h = out + t * B * H, *c = cells + t * B * H;
-        for (long b = 0; b < B; b++) {
-            float *ai = a + b * G, *af = ai + H, *ag = af + H, *ao = ag + H;
-            _Pragma("omp simd")
-            for (long j = 0; j < H; j++) {
-                float i = sigm(ai[j]), f = sigm(af[j]), g = tanhf(ag[j]), o = sigm(ao[j]);
-                float cj = f * cp[b * H + j] + i * g, s = tanhf(cj);
-                ai[j] = i; af[j] = f; ag[j] = g; ao[j] = o;
-                c[b * H + j] = cj; tc[b * H + j] = s; h[b * H + j] = o * s;
-            }
-        }
+        for (long b = 0; b < B; b++) cell_forward(a + b * G, cp + b * H, c + b * H, tc + b * H, h + b * H, H);
     }
 }
 
@@ -66,18 +55,8 @@ static void lstm_backward(const Lstm *m, long T, long B, long H, const float *ke
     for (long t = T - 1; t >= 0; t--) {
         const float *a = acts + t * B * G, *cp = cprev + t * B * H, *tc = tcs + t * B * H, *dy = dout + t * B * H;
         float *d = dG + t * B * G;
-        for (long b = 0; b < B; b++) {
-            const float *ai = a + b * G, *af = ai + H, *ag = af + H, *ao = ag + H;
-            float *di = d + b * G, *df = di + H, *dg = df + H, *dO = dg + H, *dhb = dh + b * H, *dcb = dc + b * H;
-            _Pragma("omp simd")
-            for (long j = 0; j < H; j++) {
-                float i = ai[j], f = af[j], g = ag[j], o = ao[j], s = tc[b * H + j];
-                float gh = dhb[j] + dy[b * H + j], gc = dcb[j] + gh * o * (1.0f - s * s);
-                di[j] = gc * g * i * (1.0f - i); df[j] = gc * cp[b * H + j] * f * (1.0f - f);
-                dg[j] = gc * i * (1.0f - g * g); dO[j] = gh * s * o * (1.0f - o);
-                dcb[j] = gc * f;
-            }
-        }
+        for (long j = 0; j < B * H; j++) dh[j] += dy[j];         /* the gradient reaching h: the step after's, its own */
+        for (long b = 0; b < B; b++) cell_backward(a + b * G, cp + b * H, tc + b * H, dh + b * H, dc + b * H, d + b * G, H);
         gemm(d, G, 1, m->Whh, H, dh, H, B, G, H, 0, pad);        /* dh = dG W_hh, into the step before ... */
         for (long b = 0; b < B; b++) {                           /* ... through its reset */
             float k = keep[t * B + b];
@@ -270,4 +249,4 @@ def _declare_lstm(lib: ctypes.CDLL) -> None:
 
 def lstm_ppo_kernels() -> Optional[ctypes.CDLL]:
     "`PPO_C` and `LSTM_C` compiled as one library (built once a process), or None where they cannot be."
-    return load_kernel("ppo+lstm", PPO_C + POOL_C + LSTM_C, _declare_lstm)
+    return load_kernel("ppo+lstm", PPO_C + POOL_C + CELL_C + LSTM_C, _declare_lstm)
