@@ -215,10 +215,10 @@ def check_policies(device: str, runs_dir: Path):
     for kind in ("mlp", "lstm", "transformer"):
         t0 = time.perf_counter()
         net = make_policy(obs, act, PolicyConfig(policy=kind)).to(device)
-        if net.recurrent:   # a 16-step sequence from its state, as PPO's update replays it
+        if net.recurrent:   # a 16-step sequence from its state, episodes starting inside, as PPO's update replays it
             x = torch.randn(16, 32, 8, device=device)
-            starts = torch.zeros(16, 32, device=device); starts[0] = 1
-            logits, value, _ = net(x, net.initial_state(32, device), starts=starts)
+            starts = torch.zeros(16, 32, device=device); starts[0] = 1; starts[5, :8] = 1; starts[9, 4:12] = 1
+            logits, value, _ = net(x, net.initial_state(32, device), starts=starts, final=False)
         else: logits, value, _ = net(torch.randn(32, 8, device=device))
         backward(kind, net, logits.float().logsumexp(-1).mean() + value.float().pow(2).mean())
         timings.append(f"{kind} {1000 * (time.perf_counter() - t0):.0f} ms")
