@@ -49,7 +49,6 @@ def play_episodes(policy, vecenv, episodes: int, greedy: bool = True, device="cp
         returns, lengths, agents, finished = [], [], [], False
         sums, weights = collections.defaultdict(float), collections.defaultdict(float)   # the env's own episode stats
         for _ in range(max_steps):
-            if (done_count >= quota).all(): finished = True; break
             action, state = (act or policy.act)(torch.as_tensor(obs).to(device), state, greedy=greedy)
             a = action.cpu().numpy()
             if clip: a = np.clip(a, space.low, space.high)
@@ -58,6 +57,9 @@ def play_episodes(policy, vecenv, episodes: int, greedy: bool = True, device="cp
             if on_step is not None: on_step(done_count < quota)
             ret += rewards; length += masks   # an agent out of a multi-agent episode waits, masked, for its end
             done = np.logical_or(terminals, truncations)
+            if not done.any():   # most steps: nothing more to count (a step of a few envs is tens of microseconds)
+                if any(infos): tally_infos(infos, sums, weights)
+                continue
             ended = done & masks   # the env's infos speak of these episodes: count those within the quota only
             tally_infos(infos, sums, weights, (ended & (done_count < quota)).sum() / ended.sum() if ended.any() else 1.0)
             for i in np.flatnonzero(done & masks):
@@ -67,6 +69,7 @@ def play_episodes(policy, vecenv, episodes: int, greedy: bool = True, device="cp
             ret[done] = 0; length[done] = 0
             if state is not None:
                 state = policy.reset_state(state, torch.as_tensor(done, dtype=torch.float32, device=device))
+            if (done_count >= quota).all(): finished = True; break
     finally:
         policy.train(was_training)
     return {"returns": returns, "lengths": lengths, "agents": agents, "finished": finished,
