@@ -145,13 +145,13 @@ def test_tutorial_live_in_jupyterlab(lab):
             while True:
                 cell = cells.nth(position[0])
                 position[0] += 1
-                source = cell.locator(".jp-InputArea-editor").inner_text()
+                source = cell.locator(".jp-InputArea-editor").text_content() or ""
                 cell.locator(".jp-InputArea-prompt").click()
                 run_button.click()
                 if "jp-CodeCell" in (cell.get_attribute("class") or ""):
                     prompt = cell.locator(".jp-InputArea-prompt")
                     wait_for(
-                        lambda: re.search(r"\[\d+\]", prompt.inner_text()),
+                        lambda: re.search(r"\[\d+\]", prompt.text_content() or ""),
                         timeout=180,
                         what=f"the cell {source[:60]!r} to run",
                     )
@@ -166,20 +166,27 @@ def test_tutorial_live_in_jupyterlab(lab):
         run_until("session.dashboard(")
         step_count = page.locator(".wb-live .wb-step-count")
         step_count.wait_for(timeout=60_000)
-        steps = lambda: int(step_count.inner_text().replace(",", "") or -1)
+        steps = lambda: int((step_count.text_content() or "").replace(",", "") or -1)
         wait_for(lambda: steps() == 0, timeout=30, what="the dashboard's step counter")
         assert page.locator(".wb-fallback").count() == 0  # the dashboard rendered and removed its note
         assert page.locator(".wb-live .wb-chart-return .js-plotly-plot").count() == 1
         run_until("session.start()")
         answer = run_until("the kernel answers while it trains")  # another cell runs while the run trains
-        wait_for(  # the output can reach the page a moment after the cell's number
-            # under load the training thread may not have begun yet: "starting" is an answer too
-            lambda: re.search(
-                r"(starting|running): step [\d,]+ of 5,00\d,\d{3}", answer.locator(".jp-OutputArea").inner_text()
-            ),
-            timeout=30,
-            what="the answer of the cell that runs while it trains",
-        )
+        # the output can reach the page a moment after the cell's number; under load the training thread may not
+        # have begun yet: "starting" is an answer too. textContent, not innerText: JupyterLab skips the layout of
+        # cells out of view (content-visibility), and the dashboard above can push this one out of it
+        said = lambda: answer.locator(".jp-OutputArea").text_content() or ""
+        try:
+            wait_for(
+                lambda: re.search(r"(starting|running): step [\d,]+ of 5,00\d,\d{3}", said()),
+                timeout=60,
+                what="the answer of the cell that runs while it trains",
+            )
+        except AssertionError as e:
+            page.screenshot(path=str(shots / "answer_missing.png"), full_page=True)
+            runs = [(r["id"], r["status"], r["global_step"]) for r in RunStore(lab.runs_dir).runs()]
+            log = (lab.root / "lab.log").read_text()[-3000:]
+            raise AssertionError(f"{e}\nthe cell said: {said()!r}\nruns: {runs}\nlab log:\n{log}") from None
 
         chart = page.locator(".wb-live .wb-chart-return .js-plotly-plot")
         points = lambda: chart.evaluate("el => (el.data && el.data[2].x) ? el.data[2].x.length : 0")
@@ -272,7 +279,11 @@ def test_tutorial_live_in_jupyterlab(lab):
         # Running the set-up and dashboard cells again (what a page without saved outputs needs) gives a working view.
         position[0] = 0
         run_until("setup_notebook()")
-        position[0] = [i for i in range(cells.count()) if "session.dashboard(" in cells.nth(i).inner_text()][0]
+        position[0] = [
+            i
+            for i in range(cells.count())
+            if "session.dashboard(" in (cells.nth(i).locator(".jp-InputArea-editor").text_content() or "")
+        ][0]
         run_until("session.dashboard(")
         at = steps()
         wait_for(
@@ -338,7 +349,11 @@ def test_your_own_env_tutorial_in_jupyterlab(tmp_path):
                 if "jp-CodeCell" not in (cell.get_attribute("class") or ""):
                     continue
                 prompt = cell.locator(".jp-InputArea-prompt")
-                wait_for(lambda: re.search(r"\[\d+\]", prompt.inner_text()), timeout=180, what=f"code cell {i} to run")
+                wait_for(
+                    lambda: re.search(r"\[\d+\]", prompt.text_content() or ""),
+                    timeout=180,
+                    what=f"code cell {i} to run",
+                )
                 text = cell.locator(".jp-OutputArea").inner_text()
                 assert "Traceback" not in text and "Error:" not in text.replace("workbench: error:", ""), text[-2000:]
             page.screenshot(path=str(ARTIFACTS / "env_tutorial_in_lab.png"), full_page=True)
