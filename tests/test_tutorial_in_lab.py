@@ -354,7 +354,12 @@ def test_your_own_env_tutorial_in_jupyterlab(tmp_path):
                     timeout=180,
                     what=f"code cell {i} to run",
                 )
-                text = cell.locator(".jp-OutputArea").inner_text()
+                # by textContent (a cell out of view has no innerText), of the text outputs (not HTML's scripts)
+                shown = cell.locator(
+                    ".jp-OutputArea-output[data-mime-type^='application/vnd.jupyter.std'],"
+                    " .jp-OutputArea-output[data-mime-type='text/plain']"
+                )
+                text = "\n".join(o.text_content() or "" for o in shown.all())
                 assert "Traceback" not in text and "Error:" not in text.replace("workbench: error:", ""), text[-2000:]
             page.screenshot(path=str(ARTIFACTS / "env_tutorial_in_lab.png"), full_page=True)
             page.locator(".jp-NotebookPanel-toolbar jp-button[data-command='docmanager:save']").click()
