@@ -153,7 +153,8 @@ class CodeEnv:
 
     def score(self, tasks: Sequence, completions: Sequence[str], turns: Optional[Sequence[int]] = None) -> list:
         "Attempts of `completions` (one a task), every judge in one batch each."
-        items = [(t.prompt, t.program(c), {"tests": t.tests, "references": [t.program(t.reference)] if t.reference else []})
+        items = [(t.prompt, t.program(c), {"tests": t.tests, "prompt": t.prompt, "entry": t.entry,
+                                           "references": [t.program(t.reference)] if t.reference else []})
                  for t, c in zip(tasks, completions)]
         scores = {name: judge.score_batch(items) for name, judge in self.judges.items()}
         ensemble, out = EnsembleJudge(self.judges), []

@@ -115,7 +115,8 @@ class CodeTeamEnv:
         "Run the round's programs and tests in one sandbox batch; the round's turns, and the next round's prompts."
         items, where = [], {}
         def add(key, task, program, tests):
-            where[key] = len(items); items.append((task.prompt, program, {"tests": tests}))
+            where[key] = len(items)
+            items.append((task.prompt, program, {"tests": tests, "prompt": task.prompt, "entry": task.entry}))
         for i in live:
             t, prog = self.tasks[i], self.tasks[i].program(completions[i])
             add((i, "hidden"), t, prog, t.tests)

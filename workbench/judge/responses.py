@@ -5,16 +5,18 @@
 # %% ../../nbs/04d_judge.responses.ipynb #08b26a71
 from __future__ import annotations
 from ..core import WorkbenchError  # first: quiets dependency notices
-import ast, json, os, re, secrets, threading, time, urllib.error, urllib.request
+import ast, json, os, re, threading, time, urllib.error, urllib.request
 from concurrent.futures import ThreadPoolExecutor, TimeoutError as FuturesTimeout
 from dataclasses import asdict, dataclass, field
 from typing import Optional, Sequence
 
 from .analysis import efficiency_hints, quality_report, safety_findings
-from .sandbox import Limits, run_sandboxed
+from .harness import run_jobs
+from .sandbox import Limits
+from .verdicts import failure_kind, judge_call, read_answer, split_test, to_plain
 
 # %% auto #0
-__all__ = ['RUN_TESTS', 'RUBRIC', 'PAIRWISE', 'JudgeError', 'Score', 'Judge', 'ExecutionJudge', 'StaticJudge', 'embedding_model',
+__all__ = ['RUBRIC', 'PAIRWISE', 'JudgeError', 'Score', 'Judge', 'ExecutionJudge', 'StaticJudge', 'embedding_model',
            'EmbeddingJudge', 'parse_verdict', 'LLMJudge', 'EnsembleJudge']
 
 # %% ../../nbs/04d_judge.responses.ipynb #e111294d
@@ -45,97 +47,118 @@ class Judge:
         with ThreadPoolExecutor(self.parallel) as pool: return list(pool.map(call, items))
 
 # %% ../../nbs/04d_judge.responses.ipynb #cbe091c4
-RUN_TESTS = r'''
-import time
-def run_one(program, tests):
-    "Run `program`, then each test snippet in a copy of its namespace; the report of what passed."
-    ns, report, start = {"__name__": "response"}, {"load_error": None, "tests": []}, time.perf_counter()
-    try: exec(compile(program, "response.py", "exec"), ns)
-    except BaseException as e: report["load_error"] = f"{type(e).__name__}: {e}"[:500]
-    if report["load_error"] is None:
-        for src in tests:
-            t0 = time.perf_counter()
-            try:
-                exec(compile(src, "test", "exec"), dict(ns))
-                report["tests"].append({"ok": True, "s": time.perf_counter() - t0})
-            except BaseException as e:
-                msg = str(e) or src.strip().splitlines()[-1]
-                report["tests"].append({"ok": False, "s": time.perf_counter() - t0,
-                                        "error": f"{type(e).__name__}: {msg}"[:500]})
-    report["runtime_s"] = time.perf_counter() - start
-    return report
-'''   # the sandboxed test runner of the execution judges (this one, and the batched one)
-
-_HARNESS = r'''
-import json, sys
-MARK = {mark!r}
-report = run_one(open("response.py").read(), json.load(open("tests.json")))
-sys.__stdout__.write("\n" + MARK + json.dumps(report) + "\n"); sys.__stdout__.flush()
-'''
-
-def _kind_of(error: str) -> str:
-    "A limit hit inside the harness shows as an exception: name it as the limit."
-    if error.startswith("MemoryError"): return "memory_limit"
-    if "File too large" in error: return "file_limit"
-    if "No space left on device" in error: return "disk_limit"
-    return "exception"
-
 class ExecutionJudge(Judge):
-    "Runs a Python response against `context['tests']` in the sandbox; the score is the pass rate."
+    """Runs a Python response against `context['tests']` in the sandbox; the score is the pass rate. Responses are
+    judged `batch` at a time in one sandbox, `parallel` sandboxes at once; each response in processes of its own."""
     name = "exec"
-    def __init__(self, limits: Optional[Limits] = None, parallel: int = 2):
-        self.limits, self.parallel = limits or Limits(), parallel
+    def __init__(self, limits: Optional[Limits] = None, parallel: int = 2, batch: int = 64):
+        if limits is not None and not isinstance(limits, Limits):
+            raise JudgeError(f"limits must be a Limits, got {type(limits).__name__}")
+        for k, v in (("parallel", parallel), ("batch", batch)):
+            if not (isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 1024):
+                raise JudgeError(f"the execution judge's {k} must be a whole number from 1 to 1024, got {v!r}")
+        self.limits, self.parallel, self.batch = limits or Limits(), parallel, batch
+
+    def plan(self, response: str, context: Optional[dict]) -> tuple:
+        "The sandbox's job for one response, and for each test how its verdict is read: ('call', i, split) or ('check', i)."
+        context = context if isinstance(context, dict) else {}
+        tests = context.get("tests")
+        if isinstance(tests, str): tests = [tests]
+        if not tests or not isinstance(tests, (list, tuple)) or not all(isinstance(t, str) for t in tests):
+            raise JudgeError("the execution judge needs context['tests']: a list of Python test snippets")
+        if not isinstance(response, str): raise JudgeError(f"a response is text, got {type(response).__name__}")
+        calls, checks, plan = [], [], []
+        for t in tests:
+            split = split_test(t)
+            if split:
+                plan.append(("call", len(calls), split))
+                calls.append({"fn": split["fn"], "args": to_plain(split["args"]), "kwargs": to_plain(split["kwargs"])})
+            else: plan.append(("check", len(checks))); checks.append(t)
+        job = {"program": response, "calls": calls, "checks": checks,
+               "prompt": context.get("prompt") if isinstance(context.get("prompt"), str) else None,
+               "entry": context.get("entry") if isinstance(context.get("entry"), str) else None}
+        return job, plan, list(tests)
 
     def score(self, query: str, response: str, context: Optional[dict] = None) -> Score:
-        tests = (context or {}).get("tests")
-        if isinstance(tests, str): tests = [tests]
-        if not tests: raise JudgeError("the execution judge needs context['tests']: a list of Python test snippets")
-        mark = f"WB-REPORT-{secrets.token_hex(8)}:"
-        files = {"response.py": response, "tests.json": json.dumps(list(tests))}
-        run = run_sandboxed(RUN_TESTS + _HARNESS.format(mark=mark), files, self.limits)
-        report = None
-        for line in run.stdout.splitlines():
-            if line.startswith(mark):
-                try: report = json.loads(line[len(mark):])
-                except json.JSONDecodeError: report = None
-        tail = (run.stderr.strip().splitlines() or [""])[-1][:300]
-        return self.score_report(tests, context, run.status, report, run.wall_s, tail)
+        return self.score_batch([(query, response, context)])[0]
 
-    def score_report(self, tests: list, context: Optional[dict], status: str, report: Optional[dict], wall_s: float,
-                     tail: str = "") -> Score:
-        "The score of a run that ended as `status` with the harness's `report` (None: it gave none)."
-        details = {"status": status, "wall_s": wall_s, "tests": len(tests), "passed": 0, "pass_rate": 0.0,
-                   "runtime_s": None, "failure": None}
-        if status != "ok" or report is None:
-            kind = status if status != "ok" else "no_report"
-            details["failure"] = {"kind": kind, "message": tail}
-            lim = self.limits
+    def score_batch(self, items: Sequence[tuple]) -> list:
+        "Scores of (query, response[, context]) items, in order."
+        planned = [self.plan(it[1], it[2] if len(it) > 2 else None) for it in items]
+        out = [None] * len(items)
+        size = max(1, min(self.batch, -(-len(items) // self.parallel)))
+        chunks = [list(range(i, min(i + size, len(items)))) for i in range(0, len(items), size)]
+        def run(idx):
+            results, sandbox = run_jobs([planned[i][0] for i in idx], self.limits)
+            if results is None and len(idx) > 1:      # the batch itself failed: one sandbox a response
+                for i in idx: run([i])
+                return
+            for k, i in enumerate(idx):
+                res = results[k] if results else {"status": "error" if sandbox.status == "ok" else sandbox.status,
+                                                  "tail": sandbox.stderr[-300:], "wall_s": sandbox.wall_s}
+                ctx = items[i][2] if len(items[i]) > 2 else None
+                out[i] = self.verdict(planned[i], res, ctx)
+        if len(chunks) == 1: run(chunks[0])
+        else:
+            with ThreadPoolExecutor(min(self.parallel, len(chunks))) as pool: list(pool.map(run, chunks))
+        return out
+
+    def verdict(self, planned: tuple, res: dict, context: Optional[dict]) -> Score:
+        "The score of one response from what its processes sent: each split test decided here, on plain data."
+        job, plan, tests = planned
+        status, lim = res.get("status"), self.limits
+        details = {"status": status, "wall_s": round(res.get("wall_s") or 0.0, 4), "tests": len(tests), "passed": 0,
+                   "pass_rate": 0.0, "runtime_s": None, "failure": None}
+        load = read_answer(res.get("load"))
+        report = read_answer(res.get("checks"))
+        load_error = (load or {}).get("load_error") or (report or {}).get("load_error")
+        if status == "exit" and isinstance(load_error, str): status = details["status"] = "ok"
+        if status != "ok":
+            tail = (res.get("tail") or "").strip().splitlines()[-1:] or [""]
+            code = res.get("exit_code")
             what = {"timeout": f"ran past {lim.wall_s:g} s", "cpu_limit": f"used more than {lim.cpu_s:g} s of CPU",
                     "memory_limit": f"needed more than {lim.memory_mb} MB",
                     "file_limit": f"wrote a file over {lim.file_mb} MB", "output_limit": f"printed more than {lim.output_kb} KB",
                     "disk_limit": f"wrote more than {lim.disk_mb} MB in all",
-                    "no_report": "ended the process before the tests reported",
-                    "killed": "was killed", "error": f"crashed ({tail})"}.get(kind, kind)
+                    "exit": "ended its process before its tests finished" + (f" (exit code {code})" if code is not None else ""),
+                    "killed": "was killed", "check_error": f"broke the tests' process ({tail[0][:200]})",
+                    "error": f"crashed the sandbox ({tail[0][:200]})"}.get(status, str(status))
+            details["failure"] = {"kind": status, "message": tail[0][:300]}
             return Score(0.0, {"correctness": 0.0}, f"the response {what}", [self.name], details)
-        if report["load_error"]:
-            details["failure"] = {"kind": _kind_of(report["load_error"]), "message": report["load_error"]}
-            details["runtime_s"] = report.get("runtime_s")
-            return Score(0.0, {"correctness": 0.0}, f"the response raised {report['load_error']}", [self.name], details)
-        results = report["tests"]
-        passed = sum(t["ok"] for t in results)
+        if isinstance(load_error, str) or (job["calls"] and load is None) or (job["checks"] and report is None):
+            error = load_error if isinstance(load_error, str) else "the response's process sent no readable answer"
+            details["failure"] = {"kind": failure_kind(error), "message": error[:500]}
+            return Score(0.0, {"correctness": 0.0}, f"the response raised {error[:300]}", [self.name], details)
+        checks = report.get("tests") if report else []
+        if not isinstance(checks, list) or len(checks) != len(job["checks"]): checks = [None] * len(job["checks"])
+        results, seconds = [], []
+        for step in plan:
+            if step[0] == "call":
+                _, i, split = step
+                calls = res.get("calls") or []
+                error = judge_call(split, calls[i] if i < len(calls) else None)
+                call_s = res.get("call_s") or []
+                results.append(error); seconds.append(call_s[i] if i < len(call_s) else 0.0)
+            else:
+                c = checks[step[1]]
+                ok = isinstance(c, dict) and c.get("ok") is True
+                results.append(None if ok else str((c or {}).get("error") or "the tests' process gave no verdict")[:500])
+                seconds.append(float(c.get("s", 0.0)) if isinstance(c, dict) and isinstance(c.get("s"), (int, float)) else 0.0)
+        passed = sum(e is None for e in results)
         rate = passed / len(tests)
-        details.update(passed=passed, pass_rate=rate, runtime_s=report["runtime_s"],
-                       test_seconds=[round(t["s"], 6) for t in results])
-        budget = (context or {}).get("time_budget_s")
+        runtime = (res.get("load_s") or 0.0) + sum(seconds)
+        details.update(passed=passed, pass_rate=rate, runtime_s=runtime, test_seconds=[round(s, 6) for s in seconds],
+                       decided={"outside": len(job["calls"]), "tests_process": len(job["checks"])})
+        budget = (context or {}).get("time_budget_s") if isinstance(context, dict) else None
         crit = {"correctness": rate}
         if budget:   # performance: 1 within the budget, budget / runtime past it
-            crit["performance"] = min(1.0, budget / max(report["runtime_s"], 1e-9))
-        first = next((t for t in results if not t["ok"]), None)
+            crit["performance"] = min(1.0, budget / max(runtime, 1e-9))
+        first = next((e for e in results if e is not None), None)
         if first:
-            kind = _kind_of(first["error"])
-            details["failure"] = {"kind": "test" if kind == "exception" else kind, "message": first["error"]}
-        text = f"{passed} of {len(tests)} tests passed in {report['runtime_s']:.3f} s"
-        if first: text += f"; first failure: {first['error']}"
+            kind = failure_kind(first)
+            details["failure"] = {"kind": "test" if kind == "exception" else kind, "message": first}
+        text = f"{passed} of {len(tests)} tests passed in {runtime:.3f} s"
+        if first: text += f"; first failure: {first}"
         return Score(rate, crit, text, [self.name], details)
 
 # %% ../../nbs/04d_judge.responses.ipynb #2d43ce7f
