@@ -11,12 +11,30 @@ from .sandbox import Limits, run_sandboxed
 from .verdicts import PLAIN, PLAIN_BYTES
 
 # %% auto #0
-__all__ = ['RESPONSE_PROCESS', 'CHECK_PROCESS', 'SUPERVISOR', 'run_jobs']
+__all__ = ['SUPERVISOR', 'run_jobs']
 
 # %% ../../nbs/04c_judge.harness.ipynb #4323e483
-RESPONSE_PROCESS = r'''
-import builtins, os, sys
-def main():
+SUPERVISOR = r'''
+import builtins, ctypes, fcntl, json, os, resource, select, signal, sys, time
+BATCH = json.load(open("batch.json"))
+LIM, N = BATCH["limits"], BATCH["jobs"]
+UID0, ROOT = int(os.environ.get("WB_SANDBOX_UID", "0")), os.getuid() == 0
+ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0"}
+try: LIBC = ctypes.CDLL(None, use_errno=True)
+except OSError: LIBC = None
+def prctl(option, value):
+    if LIBC is not None: LIBC.prctl(option, value, 0, 0, 0)
+def oom_adj(value):
+    try:
+        with open("/proc/self/oom_score_adj", "w") as f: f.write(str(value))
+    except OSError: pass
+if ROOT:
+    prctl(36, 1)                                   # PR_SET_CHILD_SUBREAPER: orphans come to us, to be reaped
+    prctl(4, 0)                                    # PR_SET_DUMPABLE 0: no one reads our memory or descriptors
+    oom_adj(-1000)                                 # a memory kill takes a response's process, never us
+
+# ---- the response's process: loads the program it is sent, then answers calls with plain data (fd 0 in, 3 out)
+def serve_response():
     requests, replies = os.fdopen(0, "rb"), 3
     def send(text):
         data = (text + "\n").encode("utf-8", "replace")
@@ -34,7 +52,7 @@ def main():
     names = sorted(k for k, v in list(ns.items()) if isinstance(k, str) and not k.startswith("__") and callable(v))
     send(json.dumps({"loaded": True, "names": names}))
     while True:
-        line = requests.readline(PLAIN_BYTES * 4)
+        line = requests.readline()
         if not line: return
         try:
             req = json.loads(line)
@@ -43,15 +61,13 @@ def main():
             send('{"value": ' + dump_plain(value) + "}")
         except BaseException as e:
             send(json.dumps({"error": error(e)}))
-main()
-'''   # the response's process: loads the program it is sent, then answers calls with plain data (fds 0 in, 3 out)
 
-CHECK_PROCESS = r'''
-import builtins, os, sys, time
+# ---- the tests' process: never runs the response's code; each name the tests call is a proxy to its process
 class ResponseError(Exception):
     "What the response's process answered instead of a value."
-def main():
-    setup = json.loads(sys.stdin.readline())
+
+def run_checks():
+    setup = json.loads(os.fdopen(0, "rb").read())  # its own file: the prompt, the entry, the checks
     ask, answers = 3, os.fdopen(4, "rb")
     def reply():
         line = answers.readline(PLAIN_BYTES * 4)
@@ -61,12 +77,15 @@ def main():
             return got if type(got) is dict else {"garbage": True}
         except ValueError: return {"garbage": True}
     report = {"load_error": None, "tests": []}
+    def done():
+        text = json.dumps(report).encode()
+        while text: text = text[os.write(5, text):]
     first = reply()
     while first is not None and "ready" in first: first = reply()
     if first is None or "load_error" in first or first.get("loaded") is not True or type(first.get("names")) is not list:
-        report["load_error"] = first.get("load_error") if first and type(first.get("load_error")) is str \
+        report["load_error"] = first["load_error"] if first and type(first.get("load_error")) is str \
             else "the response's process ended before it was loaded"
-        return report
+        return done()
     def proxy(name):
         def call(*args, **kwargs):
             data = json.dumps({"fn": name, "args": to_plain(list(args), True), "kwargs": to_plain(kwargs, True)})
@@ -83,17 +102,17 @@ def main():
         call.__name__ = call.__qualname__ = name
         return call
     base = {"__name__": "__main__", "__builtins__": builtins}
-    if setup.get("prompt"):                     # its helpers; a prompt that ends in a bare `def` gets a body
+    if setup.get("prompt"):                        # its helpers; a prompt that ends in a bare `def` gets a body
         error = None
         for tail in ("", "    ...\n", "        ...\n"):
             try: exec(compile(setup["prompt"] + tail, "prompt.py", "exec"), base); error = None; break
             except SyntaxError as e: error = e
             except BaseException as e: error = e; break
         if error is not None:
-            report["load_error"] = f"the task's own prompt does not run: {type(error).__name__}: {error}"[:500]; return report
+            report["load_error"] = f"the task's own prompt does not run: {type(error).__name__}: {error}"[:500]
+            return done()
     for name in first["names"]:
-        if type(name) is str and name.isidentifier() and (name not in base or name == setup.get("entry")):
-            base[name] = proxy(name)
+        if type(name) is str and name.isidentifier() and name not in base: base[name] = proxy(name)
     if setup.get("entry"): base[setup["entry"]] = proxy(setup["entry"])
     for src in setup["tests"]:
         t0 = time.perf_counter()
@@ -103,37 +122,9 @@ def main():
         except BaseException as e:
             msg = str(e) or src.strip().splitlines()[-1]
             report["tests"].append({"ok": False, "s": time.perf_counter() - t0, "error": f"{type(e).__name__}: {msg}"[:500]})
-    return report
-text = json.dumps(main()).encode()
-while text: text = text[os.write(5, text):]
-os.close(5)
-'''   # the tests' process: never runs the response's code; each name the tests call is a proxy to its process
+    done()
 
-SUPERVISOR = r'''
-import ctypes, fcntl, json, os, resource, select, signal, sys, time
-BATCH = json.load(open("jobs.json")); os.unlink("jobs.json")
-LIM, JOBS, CODE = BATCH["limits"], BATCH["jobs"], BATCH["code"]
-UID0, ROOT, PY = int(os.environ.get("WB_SANDBOX_UID", "0")), os.getuid() == 0, sys.executable
-ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0"}
-try: LIBC = ctypes.CDLL(None, use_errno=True)
-except OSError: LIBC = None
-def prctl(option, value):
-    if LIBC is not None: LIBC.prctl(option, value, 0, 0, 0)
-if ROOT:
-    prctl(36, 1)                                   # PR_SET_CHILD_SUBREAPER: orphans come to us, to be reaped
-    prctl(4, 0)                                    # PR_SET_DUMPABLE 0: no one reads our memory or descriptors
-    try:
-        with open("/proc/self/oom_score_adj", "w") as f: f.write("-1000")   # a memory kill takes a response, not us
-    except OSError: pass
-
-def oom_kills():
-    try:
-        with open("/run/oom") as f:
-            for line in f:
-                if line.startswith("oom_kill "): return int(line.split()[1])
-    except (OSError, ValueError): pass
-    return 0
-
+# ---- the supervisor
 OPEN = set()
 def pipe():
     r, w = os.pipe(); OPEN.update((r, w)); return r, w
@@ -145,8 +136,8 @@ def close(*fds):
             except OSError: pass
 
 class Proc:
-    "A process of the job: its own uid and folder, the limits, the given fds, and its output drained (and counted) here."
-    def __init__(self, code, uid, folder, fds):
+    "A process of the job, forked from us: its own uid, folder and session, the limits, the given fds, output drained here."
+    def __init__(self, run, uid, folder, fds):
         folder = os.path.abspath(folder)
         os.mkdir(folder, 0o700)
         if ROOT: os.chown(folder, uid, uid)
@@ -161,15 +152,24 @@ class Proc:
                 os.closerange(max(high) + 1, 4096)
                 if 0 not in fds: os.dup2(os.open("/dev/null", os.O_RDONLY), 0)
                 os.chdir(folder)
+                os.environ.clear(); os.environ.update(ENV, HOME=folder, TMPDIR=folder)
                 cpu = max(1, int(LIM["cpu_s"] + 0.999))
                 resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
                 for which, v in ((resource.RLIMIT_AS, LIM["memory_mb"] << 20), (resource.RLIMIT_FSIZE, LIM["file_mb"] << 20),
                                  (resource.RLIMIT_NPROC, LIM["processes"]), (resource.RLIMIT_CORE, 0)):
                     resource.setrlimit(which, (v, v))
-                if ROOT: os.setgroups([]); os.setresgid(uid, uid, uid); os.setresuid(uid, uid, uid)
+                if ROOT:
+                    oom_adj(0)
+                    os.setgroups([]); os.setresgid(uid, uid, uid); os.setresuid(uid, uid, uid)
+                    prctl(4, 1)                     # its /proc entries its own again, as after an exec
                 prctl(38, 1)                        # PR_SET_NO_NEW_PRIVS
-                os.execve(PY, [PY, "-I", "-S", "-c", code], dict(ENV, HOME=folder, TMPDIR=folder))
-            finally: os._exit(127)
+                signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+                run()
+            finally:
+                for f in (sys.stdout, sys.stderr):
+                    try: f.flush()
+                    except BaseException: pass
+                os._exit(0)
         close(w, *fds.values())                    # its ends of the pipes are its own now
 
     def drain(self, wait=0.0):
@@ -185,11 +185,11 @@ class Over(Exception):
     "The job ran past a limit: its wall time or its output."
 
 def wait_line(fd, buf, procs, deadline):
-    "The next line on `fd` (None at its end), draining the processes' output meanwhile."
+    "The next line on `fd` (None at its end; cut at the size of any answer), draining the processes' output meanwhile."
     while True:
         if b"\n" in buf[0]:
-            line, _, buf[0] = buf[0].partition(b"\n"); return line
-        if len(buf[0]) > 1 << 22: line, buf[0] = buf[0], b""; return line   # past any answer's size: a bad answer
+            line, _, buf[0] = buf[0].partition(b"\n"); return line[:PLAIN_BYTES + 4096]
+        if len(buf[0]) > 1 << 22: line, buf[0] = buf[0], b""; return line[:PLAIN_BYTES + 4096]
         left = deadline - time.monotonic()
         if left <= 0: raise Over("timeout")
         outs = [p.out for p in procs if p.out is not None]
@@ -198,7 +198,7 @@ def wait_line(fd, buf, procs, deadline):
             if p.out in ready and not p.drain(): raise Over("output_limit")
         if fd in ready:
             data = os.read(fd, 65536)
-            if not data: line, buf[0] = buf[0] or None, b""; return line
+            if not data: line, buf[0] = buf[0][:PLAIN_BYTES + 4096] or None, b""; return line
             buf[0] += data
 
 def send(fd, text):
@@ -214,9 +214,10 @@ def alive(uids):
     for d in os.listdir("/proc"):
         if d.isdigit():
             try:
-                with open(f"/proc/{d}/stat") as f: state = f.read().rsplit(")", 1)[1].split()[0]
-                if os.stat(f"/proc/{d}").st_uid in uids and state not in "ZX": pids.append(int(d))
-            except (OSError, IndexError): pass
+                with open(f"/proc/{d}/status") as f:
+                    fields = dict(line.split(":", 1) for line in f if ":" in line)
+                if int(fields["Uid"].split()[0]) in uids and fields["State"].split()[0] not in "ZX": pids.append(int(d))
+            except (OSError, KeyError, ValueError, IndexError): pass
     return pids
 
 def reap(p, until):
@@ -227,19 +228,19 @@ def reap(p, until):
         else: time.sleep(0.002)
 
 def finish(procs):
-    "Kill the job's processes and whatever they started, reap them all; {pid: (wait status, CPU seconds)}."
+    "Kill the job's processes and whatever they started; reap them all."
     for p in procs:
         try: os.killpg(p.pid, signal.SIGKILL)
         except OSError: pass
-    if ROOT:
-        uids = {p.uid for p in procs}
+    if ROOT:                                       # and every other process of their uids, until a look finds no new one
+        uids, killed = {p.uid for p in procs}, {p.pid for p in procs}
         for _ in range(100):
-            left = alive(uids)
+            left = [pid for pid in alive(uids) if pid not in killed]
             if not left: break
             for pid in left:
                 try: os.kill(pid, signal.SIGKILL)
                 except OSError: pass
-            time.sleep(0.001)
+            killed.update(left)
     for p in procs:
         if p.end is None:
             try: _, code, usage = os.wait4(p.pid, 0); p.end = (code, usage.ru_utime + usage.ru_stime)
@@ -263,10 +264,18 @@ def how(end, oom):
         return "killed"
     return "exit"
 
+def oom_kills():
+    try:
+        with open("/run/oom") as f:
+            for line in f:
+                if line.startswith("oom_kill "): return int(line.split()[1])
+    except (OSError, ValueError): pass
+    return 0
+
 def calls_phase(i, job, res, deadline, procs):
     "The response's process answers the split tests' calls, one at a time; we time each."
     req_r, req_w = pipe(); rep_r, rep_w = pipe()
-    p = Proc(CODE["response"], UID0 + 3 * i, f"j{i}r", {0: req_r, 3: rep_w}); procs.append(p)
+    p = Proc(serve_response, UID0 + 3 * i, f"j{i}r", {0: req_r, 3: rep_w}); procs.append(p)
     buf = [b""]
     if wait_line(rep_r, buf, procs, deadline) is not None:    # ready: started, nothing of the response ran yet
         t0 = time.monotonic()
@@ -285,12 +294,12 @@ def calls_phase(i, job, res, deadline, procs):
 
 def checks_phase(i, job, res, deadline, procs):
     "A fresh process of the response, and the tests' process that calls it; its report counts after a clean exit."
-    a_r, a_w = pipe(); b_r, b_w = pipe(); s_r, s_w = pipe(); rep_r, rep_w = pipe()
+    a_r, a_w = pipe(); b_r, b_w = pipe(); rep_r, rep_w = pipe()
     send(a_w, json.dumps({"program": job["program"]}))      # the first thing the response's process reads
-    procs.append(Proc(CODE["response"], UID0 + 3 * i + 1, f"j{i}s", {0: a_r, 3: b_w}))
-    t = Proc(CODE["checks"], UID0 + 3 * i + 2, f"j{i}t", {0: s_r, 3: a_w, 4: b_r, 5: rep_w}); procs.append(t)
-    send(s_w, json.dumps({"prompt": job.get("prompt"), "entry": job.get("entry"), "tests": job["checks"]}))
-    close(s_w)
+    procs.append(Proc(serve_response, UID0 + 3 * i + 1, f"j{i}s", {0: a_r, 3: b_w}))
+    checks = os.open(f"checks-{i}.json", os.O_RDONLY); OPEN.add(checks)   # never read here: the tests' process reads it
+    os.unlink(f"checks-{i}.json")
+    t = Proc(run_checks, UID0 + 3 * i + 2, f"j{i}t", {0: checks, 3: a_w, 4: b_r, 5: rep_w}); procs.append(t)
     report = wait_line(rep_r, [b""], procs, deadline)
     close(rep_r)
     reap(t, deadline)
@@ -299,7 +308,9 @@ def checks_phase(i, job, res, deadline, procs):
     if report and clean: res["checks"] = report.decode("utf-8", "replace")
     return t, bool(report and clean)
 
-def run_job(i, job):
+def run_job(i):
+    with open(f"job-{i}.json") as f: job = json.load(f)      # one job at a time in our memory: the next is not read yet
+    os.unlink(f"job-{i}.json")
     t_job, deadline = time.monotonic(), time.monotonic() + LIM["wall_s"]
     res = {"status": "ok", "load": None, "load_s": None, "calls": [], "call_s": [], "checks": None, "tail": "",
            "exit_code": None}
@@ -328,22 +339,26 @@ def run_job(i, job):
         res["wall_s"] = time.monotonic() - t_job
     return res
 
-results = [run_job(i, job) for i, job in enumerate(JOBS)]
+results = [run_job(i) for i in range(N)]
 sys.stdout.write(json.dumps(results) + "\n"); sys.stdout.flush()
-'''   # the sandbox's first process (the namespace's root, ours): runs each job's processes, reports for all
+'''   # the sandbox's first process, ours alone, as the namespace's root; the jobs' processes are forks of it
 
 # %% ../../nbs/04c_judge.harness.ipynb #f2dc00a5
 def run_jobs(jobs: list, limits: Limits, isolate: bool = True) -> tuple:
     """Run `jobs` (each {'program', 'calls', 'checks', 'prompt', 'entry'}) one after another in one sandbox under the
     supervisor; (its result a job, or None if the sandbox itself failed, and the `SandboxResult`)."""
-    payload = json.dumps({"limits": asdict(limits), "jobs": list(jobs),
-                          "code": {"response": PLAIN + RESPONSE_PROCESS, "checks": PLAIN + CHECK_PROCESS}})
-    n, size_mb = len(jobs), len(payload) >> 20
+    files = {"batch.json": json.dumps({"limits": asdict(limits), "jobs": len(jobs)})}
+    for i, job in enumerate(jobs):                       # each in a file of its own: the supervisor reads one at a time
+        files[f"job-{i}.json"] = json.dumps({"program": job["program"], "calls": job["calls"], "checks": len(job["checks"])})
+        if job["checks"]:                                # read only by the tests' process
+            files[f"checks-{i}.json"] = json.dumps({"prompt": job.get("prompt"), "entry": job.get("entry"),
+                                                    "tests": job["checks"]})
+    n, size_mb = len(jobs), sum(map(len, files.values())) >> 20
     answers = sum(len(j["calls"]) + 3 for j in jobs)                 # lines the supervisor may send back, each capped
     outer = Limits(cpu_s=10.0 + n, wall_s=limits.wall_s * n + 5.0, memory_mb=max(limits.memory_mb, 256) + 8 * size_mb,
-                   file_mb=max(limits.file_mb, 1 + size_mb), disk_mb=limits.disk_mb + 1 + size_mb, processes=4096,
+                   file_mb=max(limits.file_mb, 1 + size_mb), disk_mb=limits.disk_mb + 1 + 2 * size_mb, processes=4096,
                    output_kb=64 + answers * (PLAIN_BYTES + 4096) // 1024)
-    run = run_sandboxed(PLAIN + SUPERVISOR, {"jobs.json": payload}, outer, isolate=isolate, supervised=True, uids=3 * n)
+    run = run_sandboxed(PLAIN + SUPERVISOR, files, outer, isolate=isolate, supervised=True, uids=3 * n)
     results = None
     if run.status == "ok":
         try: results = json.loads(run.stdout.strip().splitlines()[-1])
