@@ -164,12 +164,19 @@ def check_kernels(device: str, runs_dir: Path):
 @check("sandbox")
 def check_sandbox(device: str, runs_dir: Path):
     "Generated code runs in the sandbox; with the namespaces, it has no network."
-    from workbench.judge.sandbox import namespaces_available, run_sandboxed
+    from workbench.judge.responses import ExecutionJudge
+    from workbench.judge.sandbox import Limits, namespaces_available, run_sandboxed
     r = run_sandboxed("print(6 * 7)")
     if r.status != "ok" or r.stdout.strip() != "42":
         return "fail", f"a trivial program ended {r.status}: {(r.stderr or r.stdout).strip()[:120]}", \
             "check that /usr/bin/python3 runs and /tmp is writable"
-    if namespaces_available(): return "ok", "programs run isolated: own network (none), PID and mount namespaces, read-only root"
+    tests = ["assert f(1) == 2", "assert all(f(i) == i + 1 for i in range(3))"]   # one split test, one check
+    s = ExecutionJudge(Limits(wall_s=20)).score("q", "def f(x):\n    return x + 1\n", {"tests": tests})
+    if s.overall != 1.0: return "fail", f"the execution judge failed a right answer: {s.explanation[:120]}", \
+        "run `workbench judge score` on a small response to see why"
+    if namespaces_available():
+        return "ok", (f"programs run isolated: own network (none), PID and mount namespaces, read-only root; memory "
+                      f"{r.enforced['memory']}; verdicts read outside the response's processes (their own uids)")
     return "warn", "programs run under limits only (time, memory, CPU): their network is not blocked", \
         "run as root with unshare, setpriv and chroot (util-linux) on the PATH, e.g. in the project's container"
 
