@@ -48,8 +48,14 @@ class Judge:
 
 # %% ../../nbs/04d_judge.responses.ipynb #cbe091c4
 class ExecutionJudge(Judge):
-    """Runs a Python response against `context['tests']` in the sandbox; the score is the pass rate. Responses are
-    judged `batch` at a time in one sandbox, `parallel` sandboxes at once; each response in processes of its own."""
+    """Runs a Python response against `context['tests']` in the sandbox; the score is the pass rate. What each kind of
+    test guarantees: a *split* test (`assert f(literal...) == literal`, `!=`, `is None/True/False`, a bare or negated
+    call, and `explain`'s `_got` form) passes only if the value the response's process returned for the call, read
+    back as plain data, equals the expected value, which never enters the sandbox: the comparison is made here. Any
+    other test is a *check*: it runs in a separate process as another uid, which never runs the response's code (its
+    functions are proxies that return plain data; `context['prompt']` gives trusted helpers, `context['entry']` the
+    function to call), and passes only if that process ran it without an exception and then exited cleanly.
+    Responses are judged `batch` at a time in one sandbox, `parallel` sandboxes at once."""
     name = "exec"
     def __init__(self, limits: Optional[Limits] = None, parallel: int = 2, batch: int = 64):
         if limits is not None and not isinstance(limits, Limits):
