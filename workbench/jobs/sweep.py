@@ -16,7 +16,8 @@ from .space import (METHODS, Param, SearchSpace, Strategy, curve_points, best_so
 
 # %% auto #0
 __all__ = ['DEFAULTS', 'ALL_METHODS', 'PBT_FIXED', 'BUDGET', 'ENDED', 'check_options', 'plan_sweep', 'trial_outcome',
-           'observe_trial', 'read_plan', 'plan_params', 'trial_command', 'read_curve', 'run_sweep', 'trial_main']
+           'observe_trial', 'read_plan', 'plan_params', 'trial_command', 'read_curve', 'training_seconds',
+           'trial_checkpoint', 'run_sweep', 'trial_main']
 
 # %% ../../nbs/06g_jobs.sweep.ipynb #35d3fb69
 DEFAULTS = {"method": "protein", "metric": "eval/mean_return", "goal": "maximize", "cost": "seconds", "trials": 8,
@@ -151,8 +152,26 @@ def read_curve(store: RunStore, trial: dict, metric: str, kind: str) -> list:
         return [[0, job.get("duration") or 0.0, v]] if isinstance(v, (int, float)) and job.get("status") == "finished" else []
     run = store.get_run(trial["run_id"]) if trial.get("run_id") else None
     if run is None: return []
-    t0 = run["started_at"] or run["created_at"]
-    return [[r["step"], r["time"] - t0, r["value"]] for r in store.metrics(trial["run_id"], metric) if r["value"] is not None]
+    rows = [r for r in store.metrics(trial["run_id"], metric) if r["value"] is not None]
+    return [[r["step"], s, r["value"]] for r, s in zip(rows, training_seconds(store, run, rows))]
+
+def training_seconds(store: RunStore, run: dict, rows: list) -> list[float]:
+    """Seconds of training at each of a run's metric `rows` (in step order): it trains in stretches, each from a `running`
+    status (its start, a resume, the end of a pause) to its last row, and a row counts the stretches before its own."""
+    starts = sorted(e["time"] for e in store.events(run["id"], "status") if e["data"].get("status") == "running")
+    starts, done, i, last, out = starts or [run["started_at"] or run["created_at"]], 0.0, 0, None, []
+    for r in rows:
+        while i + 1 < len(starts) and r["time"] >= starts[i + 1]:
+            if last is not None: done, last = done + last - starts[i], None
+            i += 1
+        out.append(done + r["time"] - starts[i]); last = r["time"]
+    return out
+
+def trial_checkpoint(plan: dict, trial: dict) -> Optional[Path]:
+    "The newest checkpoint of a training trial's run: where its next attempt continues (None: it starts as a new run)."
+    if plan["kind"] != "train" or not trial.get("run_id"): return None
+    from workbench.train.checkpoint import CheckpointManager
+    return CheckpointManager(Path(plan["runs_dir"]) / trial["run_id"] / "checkpoints").latest()
 
 def _last_line(log: Path) -> str:
     "The last line of a trial's log (its error, when it failed), shortened."
@@ -202,14 +221,16 @@ def run_sweep(sweep_dir: Union[str, Path], announce: Callable[[str], None] = pri
     old = {signal.SIGTERM: signal.signal(signal.SIGTERM, _raise_interrupt)} if main else {}
 
     def start(t: dict):
-        run_id = new_run_id(t["id"]) if plan["kind"] == "train" else None
+        ckpt = trial_checkpoint(plan, t) if t.get("attempts") else None   # an interrupted attempt's: continue its run
+        run_id = t["run_id"] if ckpt else new_run_id(t["id"]) if plan["kind"] == "train" else None
         store.update_trial(t["id"], status="running", run_id=run_id, attempts=(t.get("attempts") or 0) + 1,
                            started_at=time.time(), ended_at=None, score=None, cost=None, curve=None, error=None)
         log = sweep_dir / "logs" / f"{t['id']}.log"
         cmd = trial_command(sweep_dir, t["id"])
         poll, stop, _ = launcher.start(cmd, log, os.getcwd()) if launcher else start_local(cmd, log, os.getcwd())
         running[t["id"]] = {"trial": {**t, "run_id": run_id}, "poll": poll, "stop": stop, "why": None, "t0": time.time()}
-        announce(f"[{t['idx'] + 1}/{o['trials']}] started {_short(t['id'])}: {_params_text(t['parameters'])}")
+        how = f"resumed {_short(t['id'])} from its checkpoint {ckpt.name}" if ckpt else f"started {_short(t['id'])}"
+        announce(f"[{t['idx'] + 1}/{o['trials']}] {how}: {_params_text(t['parameters'])}")
 
     def end(tid: str, code: int):
         r = running.pop(tid)
@@ -295,13 +316,15 @@ def trial_main(argv: Optional[list] = None) -> int:
         record = run_job(plan["target"], values, out=sweep_dir / "jobs", runs_dir=plan["runs_dir"], job_id=trial_id,
                          batch_id=plan["id"], stream=True, index=False)
         return 0 if record["status"] == "finished" else 1
+    from workbench.train.checkpoint import load_checkpoint
     from workbench.train.config import TrainConfig
     from workbench.train.runner import new_trainer, train_run
     cfg = TrainConfig.from_dict({**values, "runs_dir": plan["runs_dir"], "name": trial_id})
-    trainer = new_trainer(cfg, run_dir=Path(plan["runs_dir"]) / trial["run_id"])
+    ckpt, run_dir = trial_checkpoint(plan, trial), Path(plan["runs_dir"]) / trial["run_id"]
+    trainer = new_trainer(cfg, resume=load_checkpoint(ckpt) if ckpt else None, run_dir=run_dir)
     sign = 1.0 if o["goal"] == "maximize" else -1.0
     sinks = (lambda t: [_threshold_stop(t, o["metric"], o["threshold"], sign)]) if o["threshold"] is not None else None
-    summary, _, _ = train_run(trainer=trainer, sinks=sinks, signals=True)
+    summary, _, _ = train_run(trainer=trainer, sinks=sinks, signals=True, resumed_from=ckpt)
     print(json.dumps(summary), flush=True)
     return 0 if summary["status"] in ("finished", "stopped") else 1
 
