@@ -257,6 +257,7 @@ BAD = [
     (LR.replace("max = 1e-2", "max = 1e-2\nsteps = 3"), "unknown key 'steps'"),
     ("trials = 0\n" + LR, "trials must be a whole number of at least 1"),
     ("", "the sweep searches no parameters"),
+    ('metric = "eval/mean_retrun"\n' + LR, "unknown metric 'eval/mean_retrun': a training run records eval/"),
 ]
 
 
@@ -270,9 +271,20 @@ def test_sweep_bad_input(tmp_path, sweep, message):
     assert not (tmp_path / "runs").exists()
 
 
+def test_a_notebook_sweep_with_an_unknown_metric_fails_before_any_trial(tmp_path):
+    "A notebook sweep's metric must be a key the notebook hands its job (`record_result`): one line, exit 2, nothing written."
+    cfg = sweep_file(tmp_path, '[sweep]\nmetric = "mean_retrun"\n' + LR)
+    r = workbench("sweep", TRAIN, "--config", cfg, "--runs-dir", "runs", cwd=tmp_path)
+    assert r.returncode == 2 and r.stdout == "", (r.stdout, r.stderr)
+    assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert f"unknown metric 'mean_retrun': the notebook {TRAIN} records run_id, mean_return, " in r.stderr, r.stderr
+    assert not (tmp_path / "runs").exists()
+
+
 def test_a_resumed_sweep_continues_the_interrupted_trial_from_its_checkpoint(tmp_path):
     """SIGKILL the sweep once its first trial has a checkpoint (the trial gets SIGTERM, saves and stops). Resumed, the
     trial continues its run from its newest checkpoint, not from step 0, to the steps of a trial never stopped."""
+    from workbench.jobs.sweep import RUN_METRIC_PREFIXES, TRAIN_METRICS
     from workbench.train.checkpoint import find_checkpoint, load_checkpoint
 
     small = SMALL.replace("eval_every = 4", "eval_every = 50")
@@ -328,6 +340,9 @@ def test_a_resumed_sweep_continues_the_interrupted_trial_from_its_checkpoint(tmp
     seconds = [c[1] for c in resumed["curve"]]
     assert seconds == sorted(seconds) and seconds[0] >= 0 and [c[0] for c in resumed["curve"]][-1] == run["global_step"]
     assert resumed["score"] == max(c[2] for c in resumed["curve"]) and resumed["cost"] > 0
+    # The metrics a sweep can score are those every training run records (and an env's own, env/ and agent/).
+    keys = {k for k in store.metric_keys(other["id"]) if not k.startswith(RUN_METRIC_PREFIXES)}
+    assert keys - {"total"} == set(TRAIN_METRICS)  # (total: the run's step budget, sent with each update)
     assert integrity(runs) == "ok"
 
 

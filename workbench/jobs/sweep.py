@@ -15,9 +15,50 @@ from .space import (METHODS, Param, SearchSpace, Strategy, curve_points, best_so
                                   read_sweep_file)
 
 # %% auto #0
-__all__ = ['DEFAULTS', 'ALL_METHODS', 'PBT_FIXED', 'BUDGET', 'ENDED', 'check_options', 'plan_sweep', 'trial_outcome',
-           'observe_trial', 'read_plan', 'plan_params', 'trial_command', 'read_curve', 'training_seconds',
-           'trial_checkpoint', 'run_sweep', 'trial_main']
+__all__ = ['TRAIN_METRICS', 'RUN_METRIC_PREFIXES', 'DEFAULTS', 'ALL_METHODS', 'PBT_FIXED', 'BUDGET', 'ENDED', 'result_keys',
+           'check_options', 'plan_sweep', 'trial_outcome', 'observe_trial', 'read_plan', 'plan_params', 'trial_command',
+           'read_curve', 'training_seconds', 'trial_checkpoint', 'run_sweep', 'trial_main']
+
+# %% ../../nbs/06g_jobs.sweep.ipynb #7a1f0c02
+TRAIN_METRICS = ("eval/mean_return", "eval/std_return", "charts/episodic_return", "charts/episodic_return_min",
+                 "charts/episodic_return_max", "charts/episodic_length", "charts/episodes", "charts/learning_rate",
+                 "charts/update", "charts/ent_coef", "charts/clip_coef", "charts/gamma", "charts/gae_lambda",
+                 "losses/policy_loss", "losses/value_loss", "losses/entropy", "losses/approx_kl", "losses/clipfrac",
+                 "losses/explained_variance", "losses/epochs", "perf/sps", "perf/env_time", "perf/forward_time",
+                 "perf/update_time", "perf/rollout_time", "perf/processes", "perf/kernels")   # what every PPO run records
+RUN_METRIC_PREFIXES = ("env/", "agent/")   # an env's own statistics (its infos) and each agent's: known once it runs
+
+def result_keys(notebook: Union[str, Path]) -> Optional[list]:
+    "The keys a notebook hands its job, `record_result(key=...)` in its code; None where its code does not name them all."
+    import ast
+    keys, calls = [], 0
+    for cell in json.loads(Path(notebook).read_text()).get("cells", []):
+        code = "".join(cell.get("source", ""))
+        if cell.get("cell_type") != "code" or "record_result" not in code: continue
+        try: tree = ast.parse("\n".join(l for l in code.splitlines() if not l.lstrip().startswith(("%", "!"))))
+        except SyntaxError: return None
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Call) and getattr(n.func, "id", getattr(n.func, "attr", None)) == "record_result":
+                if n.args or any(k.arg is None for k in n.keywords): return None   # **values: named elsewhere
+                calls += 1; keys += [k.arg for k in n.keywords if k.arg not in keys]
+    return keys if calls else None
+
+def _check_metric(o: dict, kind: str, notebook, defaults: dict, params: list[Param]):
+    "The sweep's metric must be one its trials record: a training run's (`eval/` ones need evaluations) or the notebook's."
+    m = o["metric"]
+    if kind == "notebook":
+        known = result_keys(notebook)
+        if known is not None and m not in known:
+            raise ConfigError(f"unknown metric {m!r}: the notebook {notebook} records {', '.join(known)} "
+                              "(its record_result)")
+        return
+    if m not in TRAIN_METRICS and not m.startswith(RUN_METRIC_PREFIXES):
+        raise ConfigError(f"unknown metric {m!r}: a training run records {', '.join(TRAIN_METRICS)}, and env/<statistic> "
+                          "(its env's infos) and agent/<name>/... (a multi-agent env's)")
+    if (m.startswith("eval/") and not defaults.get("eval_every") and o["method"] != "pbt"
+            and "eval_every" not in {p.name for p in params}):   # (pbt's members evaluate after every round)
+        raise ConfigError(f"metric {m!r} comes from evaluations, but eval_every is 0: set eval_every (updates between "
+                          "evaluations) or pick a metric of every update, such as charts/episodic_return")
 
 # %% ../../nbs/06g_jobs.sweep.ipynb #35d3fb69
 DEFAULTS = {"method": "protein", "metric": "eval/mean_return", "goal": "maximize", "cost": "seconds", "trials": 8,
@@ -98,6 +139,7 @@ def plan_sweep(config: Union[str, Path], notebook: Optional[Union[str, Path]] = 
         resolve_env(cfg.env.env)
         defaults, kind, target = cfg.flat(), "train", cfg.env.env
     if opts["method"] == "pbt": _check_pbt(params, kind)
+    _check_metric(opts, kind, notebook, defaults, params)
     label = name or f"sweep-{Path(target).stem if kind == 'notebook' else target}"
     return {"id": new_run_id(label), "name": label, "kind": kind, "target": target,
             "budget": defaults.get(BUDGET) if kind == "train" else None,
