@@ -1,6 +1,9 @@
 "A run killed with SIGKILL resumes from its last checkpoint and finishes; every checkpoint loads."
 
 import json, signal
+from pathlib import Path
+
+import pytest
 
 from conftest import TINY, start_workbench, workbench, wait_for, last_json
 from workbench.train.checkpoint import load_checkpoint
@@ -68,3 +71,85 @@ def test_sigkill_then_resume(runs_dir):
         assert state["counters"]["global_step"] > 0 and state["config"]["env"]["env"] == "gym:CartPole-v1"
     assert load_checkpoint(sorted(ckpt_dir.glob("step_*.pt"))[-1])["counters"]["global_step"] == TOTAL
     assert not list(ckpt_dir.glob(".*tmp")), "no temporary files left behind"
+
+
+# A PPO run with evaluations (eval events and eval/ metrics) and a GRPO run (samples events), each with checkpoints.
+PPO = ["--env", "gym:CartPole-v1", "--total-steps", 32_000, "--num-envs", 2, "--num-steps", 16, "--num-minibatches", 2,
+       "--update-epochs", 1, "--eval-every", 50, "--eval-episodes", 2, "--checkpoint-every", 100, "--device", "cpu"]  # fmt: skip
+GRPO = ["--algo", "grpo", "--task", "code?level=easy&turns=2", "--updates", 12, "--batch-size", 2, "--group-size", 4,
+        "--max-new-tokens", 12, "--learning-rate", 1e-3, "--checkpoint-every", 4, "--hidden", 32, "--layers", 1,
+        "--heads", 2, "--ffn", 64, "--vocab", 300, "--corpus-tasks", 40, "--eval-every", 0, "--device", "cpu"]  # fmt: skip
+REDONE = ("eval", "samples", "curriculum")  # the events a run records once a step, which a resumed run records again
+
+
+def kill_past_a_checkpoint(proc, runs_dir) -> tuple:
+    """SIGKILL a training process at a moment when the store holds metric rows past its newest checkpoint (rows a resumed
+    run writes again): stopped (SIGSTOP) to look, let go on (SIGCONT) until then. Returns (run, the checkpoint's step)."""
+    store = RunStore(runs_dir)
+    try:
+        while True:
+            run = wait_for(lambda: next(iter(store.runs()), None), what="the run's row")
+            ckpt = wait_for(
+                lambda: next(iter(sorted(Path(run["run_dir"]).glob("checkpoints/step_*.pt"))[-1:]), None),
+                what="a checkpoint",
+            )
+            wait_for(lambda: store.db.execute(
+                "SELECT 1 FROM metrics WHERE run_id = ? AND step > ?", (run["id"], int(ckpt.stem[5:]))
+            ).fetchone(), interval=0.02, what="a metric row past the checkpoint")  # fmt: skip
+            proc.send_signal(signal.SIGSTOP)
+            newest = sorted(Path(run["run_dir"]).glob("checkpoints/step_*.pt"))[-1]
+            step = load_checkpoint(newest)["counters"]["global_step"]
+            past = store.db.execute("SELECT COUNT(*) FROM metrics WHERE run_id = ? AND step > ?", (run["id"], step))
+            if past.fetchone()[0]:
+                proc.send_signal(signal.SIGKILL)
+                proc.wait(30)
+                return store.get_run(run["id"]), step
+            proc.send_signal(signal.SIGCONT)  # a newer checkpoint came meanwhile: look again
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(30)
+
+
+def one_row_a_step(store, run_id) -> dict:
+    "{metric key: its steps}, checking that no key has two rows at a step; the same of the redone events."
+    steps = {}
+    for key in store.metric_keys(run_id):
+        steps[key] = [m["step"] for m in store.metrics(run_id, key)]
+        assert len(steps[key]) == len(set(steps[key])), (key, sorted(s for s in steps[key] if steps[key].count(s) > 1))
+    for kind in REDONE:
+        at = [e["step"] for e in store.events(run_id, kind)]
+        assert len(at) == len(set(at)), (kind, at)
+    return steps
+
+
+@pytest.mark.parametrize("flags", [PPO, GRPO], ids=["ppo", "grpo"])
+def test_a_resumed_run_keeps_one_metric_row_a_step(runs_dir, flags):
+    "Rows the killed run wrote past its checkpoint are replaced by the resumed run's: one row a step for each key."
+    whole = workbench("train", *flags, "--runs-dir", runs_dir.parent / "whole", "--quiet", "--json")
+    assert whole.returncode == 0, whole.stderr[-2000:]
+    expected = one_row_a_step(RunStore(runs_dir.parent / "whole"), last_json(whole.stdout)["run_id"])
+
+    proc = start_workbench("train", *flags, "--runs-dir", runs_dir, "--quiet")
+    run, killed_at = kill_past_a_checkpoint(proc, runs_dir)
+    assert proc.returncode == -signal.SIGKILL and run["status"] == "interrupted"
+    store = RunStore(runs_dir)
+    past = store.db.execute("SELECT COUNT(*) FROM metrics WHERE run_id = ? AND step > ?", (run["id"], killed_at))
+    assert past.fetchone()[0] > 0  # rows the resumed run writes again
+
+    r = workbench("train", "--resume", run["run_dir"], "--quiet", "--json")
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert last_json(r.stdout)["global_step"] == last_json(whole.stdout)["global_step"]
+    (resumed,) = store.events(run["id"], "resumed")
+    assert resumed["step"] == killed_at > 0
+    # Exactly one row a step for every key, at the steps of the same run trained without a stop.
+    steps = one_row_a_step(store, run["id"])
+    for key in ("charts/update", "losses/policy_loss" if "--env" in flags else "losses/grpo_loss", "perf/sps"):
+        assert steps[key] == expected[key], key
+    assert any(s > killed_at for s in steps["charts/update"])
+    if "--env" in flags:
+        assert steps["eval/mean_return"] == expected["eval/mean_return"]
+        assert [e["step"] for e in store.events(run["id"], "eval")] == expected["eval/mean_return"]
+    else:
+        samples = [e["step"] for e in store.events(run["id"], "samples")]
+        assert samples == list(range(1, 13)), samples

@@ -67,7 +67,9 @@ def test_sweep_killed_then_resumed(tmp_path):
             before[k]["started_at"],
             1,
         )
-    for k in set(before) - finished:  # the one cut short ran again, with its parameters, as a new run
+    # the one cut short (before its first checkpoint) ran again, with its parameters, as a new run
+    for k in set(before) - finished:
+        assert not list((runs / before[k]["run_id"]).glob("checkpoints/step_*.pt")), before[k]
         assert after[k]["attempts"] == 2 and after[k]["parameters"] == before[k]["parameters"]
         assert after[k]["run_id"] != before[k]["run_id"]
     # Each trial: its own run in the store, trained with its learning rate; a curve, a score and a cost.
@@ -255,6 +257,7 @@ BAD = [
     (LR.replace("max = 1e-2", "max = 1e-2\nsteps = 3"), "unknown key 'steps'"),
     ("trials = 0\n" + LR, "trials must be a whole number of at least 1"),
     ("", "the sweep searches no parameters"),
+    ('metric = "eval/mean_retrun"\n' + LR, "unknown metric 'eval/mean_retrun': a training run records eval/"),
 ]
 
 
@@ -266,6 +269,81 @@ def test_sweep_bad_input(tmp_path, sweep, message):
     assert len(r.stderr.strip().splitlines()) == 1 and message in r.stderr, r.stderr
     assert not (tmp_path / "runs" / "sweeps").exists(), "nothing may be created before the checks pass"
     assert not (tmp_path / "runs").exists()
+
+
+def test_a_notebook_sweep_with_an_unknown_metric_fails_before_any_trial(tmp_path):
+    "A notebook sweep's metric must be a key the notebook hands its job (`record_result`): one line, exit 2, nothing written."
+    cfg = sweep_file(tmp_path, '[sweep]\nmetric = "mean_retrun"\n' + LR)
+    r = workbench("sweep", TRAIN, "--config", cfg, "--runs-dir", "runs", cwd=tmp_path)
+    assert r.returncode == 2 and r.stdout == "", (r.stdout, r.stderr)
+    assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert f"unknown metric 'mean_retrun': the notebook {TRAIN} records run_id, mean_return, " in r.stderr, r.stderr
+    assert not (tmp_path / "runs").exists()
+
+
+def test_a_resumed_sweep_continues_the_interrupted_trial_from_its_checkpoint(tmp_path):
+    """SIGKILL the sweep once its first trial has a checkpoint (the trial gets SIGTERM, saves and stops). Resumed, the
+    trial continues its run from its newest checkpoint, not from step 0, to the steps of a trial never stopped."""
+    from workbench.jobs.sweep import RUN_METRIC_PREFIXES, TRAIN_METRICS
+    from workbench.train.checkpoint import find_checkpoint, load_checkpoint
+
+    small = SMALL.replace("eval_every = 4", "eval_every = 50")
+    cfg = sweep_file(
+        tmp_path,
+        small + 'total_timesteps = 30000\ncheckpoint_every = 20\n[sweep]\nmethod = "random"\ntrials = 2\n' + LR,
+    )
+    proc = subprocess.Popen(
+        [*WORKBENCH, "sweep", "--config", cfg, "--runs-dir", "runs"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    runs = tmp_path / "runs"
+    try:
+        store = wait_for(lambda: (runs / "workbench.db").exists() and RunStore(runs), timeout=60, what="the store")
+        sweep = wait_for(lambda: (store.sweeps() or [None])[0], timeout=60, what="the sweep's row")
+        first = wait_for(lambda: (store.trials(sweep["id"]) or [None])[0], timeout=60, what="the first trial")
+        wait_for(
+            lambda: list((runs / first["run_id"]).glob("checkpoints/step_*.pt")),
+            timeout=240,
+            interval=0.05,
+            what="the first trial's first checkpoint",
+        )
+    finally:
+        proc.kill()
+    out = proc.communicate(timeout=30)[0]
+    wait_for(lambda: not processes_of(tmp_path), timeout=60, what="the trial to die with the sweep")
+    before = store.trials(sweep["id"])
+    assert [t["status"] for t in before] == ["running"], (before, out)
+    run_dir = runs / first["run_id"]
+    stopped_at = load_checkpoint(find_checkpoint(run_dir))["counters"]["global_step"]
+    assert 0 < stopped_at < 30000
+
+    r = workbench("sweep", "--resume", sweep["id"], "--runs-dir", "runs", "--json", cwd=tmp_path, timeout=400)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    assert "0 already ended, 1 to run again" in r.stdout and "resumed t000 from its checkpoint step_" in r.stdout
+    resumed, never_stopped = store.trials(sweep["id"])
+    assert [resumed["status"], never_stopped["status"]] == ["finished", "finished"], (resumed, never_stopped)
+    assert (resumed["run_id"], resumed["attempts"], never_stopped["attempts"]) == (first["run_id"], 2, 1)
+    # It continued its run from the checkpoint (not from step 0)...
+    assert [e["step"] for e in store.events(first["run_id"], "resumed")] == [stopped_at]
+    starts = [e["step"] for e in store.events(first["run_id"], "status") if e["data"]["status"] == "running"]
+    assert starts == [0, stopped_at]
+    # ...to the steps of a trial that was never stopped, with one row a step.
+    run, other = store.get_run(resumed["run_id"]), store.get_run(never_stopped["run_id"])
+    assert run["status"] == other["status"] == "finished" and run["global_step"] == other["global_step"] > stopped_at
+    updates = [m["step"] for m in store.metrics(run["id"], "charts/update")]
+    assert updates == [m["step"] for m in store.metrics(other["id"], "charts/update")]
+    assert updates == list(range(32, 30000 + 32, 32))  # every update once (the last passes 30,000)
+    # Its curve is in seconds of training, across the two attempts; scored as any other trial.
+    seconds = [c[1] for c in resumed["curve"]]
+    assert seconds == sorted(seconds) and seconds[0] >= 0 and [c[0] for c in resumed["curve"]][-1] == run["global_step"]
+    assert resumed["score"] == max(c[2] for c in resumed["curve"]) and resumed["cost"] > 0
+    # The metrics a sweep can score are those every training run records (and an env's own, env/ and agent/).
+    keys = {k for k in store.metric_keys(other["id"]) if not k.startswith(RUN_METRIC_PREFIXES)}
+    assert keys - {"total"} == set(TRAIN_METRICS)  # (total: the run's step budget, sent with each update)
+    assert integrity(runs) == "ok"
 
 
 def test_sweeps_page_api_and_report(tmp_path):

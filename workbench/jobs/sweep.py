@@ -15,8 +15,50 @@ from .space import (METHODS, Param, SearchSpace, Strategy, curve_points, best_so
                                   read_sweep_file)
 
 # %% auto #0
-__all__ = ['DEFAULTS', 'ALL_METHODS', 'PBT_FIXED', 'BUDGET', 'ENDED', 'check_options', 'plan_sweep', 'trial_outcome',
-           'observe_trial', 'read_plan', 'plan_params', 'trial_command', 'read_curve', 'run_sweep', 'trial_main']
+__all__ = ['TRAIN_METRICS', 'RUN_METRIC_PREFIXES', 'DEFAULTS', 'ALL_METHODS', 'PBT_FIXED', 'BUDGET', 'ENDED', 'result_keys',
+           'check_options', 'plan_sweep', 'trial_outcome', 'observe_trial', 'read_plan', 'plan_params', 'trial_command',
+           'read_curve', 'training_seconds', 'trial_checkpoint', 'run_sweep', 'trial_main']
+
+# %% ../../nbs/06g_jobs.sweep.ipynb #7a1f0c02
+TRAIN_METRICS = ("eval/mean_return", "eval/std_return", "charts/episodic_return", "charts/episodic_return_min",
+                 "charts/episodic_return_max", "charts/episodic_length", "charts/episodes", "charts/learning_rate",
+                 "charts/update", "charts/ent_coef", "charts/clip_coef", "charts/gamma", "charts/gae_lambda",
+                 "losses/policy_loss", "losses/value_loss", "losses/entropy", "losses/approx_kl", "losses/clipfrac",
+                 "losses/explained_variance", "losses/epochs", "perf/sps", "perf/env_time", "perf/forward_time",
+                 "perf/update_time", "perf/rollout_time", "perf/processes", "perf/kernels")   # what every PPO run records
+RUN_METRIC_PREFIXES = ("env/", "agent/")   # an env's own statistics (its infos) and each agent's: known once it runs
+
+def result_keys(notebook: Union[str, Path]) -> Optional[list]:
+    "The keys a notebook hands its job, `record_result(key=...)` in its code; None where its code does not name them all."
+    import ast
+    keys, calls = [], 0
+    for cell in json.loads(Path(notebook).read_text()).get("cells", []):
+        code = "".join(cell.get("source", ""))
+        if cell.get("cell_type") != "code" or "record_result" not in code: continue
+        try: tree = ast.parse("\n".join(l for l in code.splitlines() if not l.lstrip().startswith(("%", "!"))))
+        except SyntaxError: return None
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Call) and getattr(n.func, "id", getattr(n.func, "attr", None)) == "record_result":
+                if n.args or any(k.arg is None for k in n.keywords): return None   # **values: named elsewhere
+                calls += 1; keys += [k.arg for k in n.keywords if k.arg not in keys]
+    return keys if calls else None
+
+def _check_metric(o: dict, kind: str, notebook, defaults: dict, params: list[Param]):
+    "The sweep's metric must be one its trials record: a training run's (`eval/` ones need evaluations) or the notebook's."
+    m = o["metric"]
+    if kind == "notebook":
+        known = result_keys(notebook)
+        if known is not None and m not in known:
+            raise ConfigError(f"unknown metric {m!r}: the notebook {notebook} records {', '.join(known)} "
+                              "(its record_result)")
+        return
+    if m not in TRAIN_METRICS and not m.startswith(RUN_METRIC_PREFIXES):
+        raise ConfigError(f"unknown metric {m!r}: a training run records {', '.join(TRAIN_METRICS)}, and env/<statistic> "
+                          "(its env's infos) and agent/<name>/... (a multi-agent env's)")
+    if (m.startswith("eval/") and not defaults.get("eval_every") and o["method"] != "pbt"
+            and "eval_every" not in {p.name for p in params}):   # (pbt's members evaluate after every round)
+        raise ConfigError(f"metric {m!r} comes from evaluations, but eval_every is 0: set eval_every (updates between "
+                          "evaluations) or pick a metric of every update, such as charts/episodic_return")
 
 # %% ../../nbs/06g_jobs.sweep.ipynb #35d3fb69
 DEFAULTS = {"method": "protein", "metric": "eval/mean_return", "goal": "maximize", "cost": "seconds", "trials": 8,
@@ -97,6 +139,7 @@ def plan_sweep(config: Union[str, Path], notebook: Optional[Union[str, Path]] = 
         resolve_env(cfg.env.env)
         defaults, kind, target = cfg.flat(), "train", cfg.env.env
     if opts["method"] == "pbt": _check_pbt(params, kind)
+    _check_metric(opts, kind, notebook, defaults, params)
     label = name or f"sweep-{Path(target).stem if kind == 'notebook' else target}"
     return {"id": new_run_id(label), "name": label, "kind": kind, "target": target,
             "budget": defaults.get(BUDGET) if kind == "train" else None,
@@ -151,8 +194,26 @@ def read_curve(store: RunStore, trial: dict, metric: str, kind: str) -> list:
         return [[0, job.get("duration") or 0.0, v]] if isinstance(v, (int, float)) and job.get("status") == "finished" else []
     run = store.get_run(trial["run_id"]) if trial.get("run_id") else None
     if run is None: return []
-    t0 = run["started_at"] or run["created_at"]
-    return [[r["step"], r["time"] - t0, r["value"]] for r in store.metrics(trial["run_id"], metric) if r["value"] is not None]
+    rows = [r for r in store.metrics(trial["run_id"], metric) if r["value"] is not None]
+    return [[r["step"], s, r["value"]] for r, s in zip(rows, training_seconds(store, run, rows))]
+
+def training_seconds(store: RunStore, run: dict, rows: list) -> list[float]:
+    """Seconds of training at each of a run's metric `rows` (in step order): it trains in stretches, each from a `running`
+    status (its start, a resume, the end of a pause) to its last row, and a row counts the stretches before its own."""
+    starts = sorted(e["time"] for e in store.events(run["id"], "status") if e["data"].get("status") == "running")
+    starts, done, i, last, out = starts or [run["started_at"] or run["created_at"]], 0.0, 0, None, []
+    for r in rows:
+        while i + 1 < len(starts) and r["time"] >= starts[i + 1]:
+            if last is not None: done, last = done + last - starts[i], None
+            i += 1
+        out.append(done + r["time"] - starts[i]); last = r["time"]
+    return out
+
+def trial_checkpoint(plan: dict, trial: dict) -> Optional[Path]:
+    "The newest checkpoint of a training trial's run: where its next attempt continues (None: it starts as a new run)."
+    if plan["kind"] != "train" or not trial.get("run_id"): return None
+    from workbench.train.checkpoint import CheckpointManager
+    return CheckpointManager(Path(plan["runs_dir"]) / trial["run_id"] / "checkpoints").latest()
 
 def _last_line(log: Path) -> str:
     "The last line of a trial's log (its error, when it failed), shortened."
@@ -202,14 +263,16 @@ def run_sweep(sweep_dir: Union[str, Path], announce: Callable[[str], None] = pri
     old = {signal.SIGTERM: signal.signal(signal.SIGTERM, _raise_interrupt)} if main else {}
 
     def start(t: dict):
-        run_id = new_run_id(t["id"]) if plan["kind"] == "train" else None
+        ckpt = trial_checkpoint(plan, t) if t.get("attempts") else None   # an interrupted attempt's: continue its run
+        run_id = t["run_id"] if ckpt else new_run_id(t["id"]) if plan["kind"] == "train" else None
         store.update_trial(t["id"], status="running", run_id=run_id, attempts=(t.get("attempts") or 0) + 1,
                            started_at=time.time(), ended_at=None, score=None, cost=None, curve=None, error=None)
         log = sweep_dir / "logs" / f"{t['id']}.log"
         cmd = trial_command(sweep_dir, t["id"])
         poll, stop, _ = launcher.start(cmd, log, os.getcwd()) if launcher else start_local(cmd, log, os.getcwd())
         running[t["id"]] = {"trial": {**t, "run_id": run_id}, "poll": poll, "stop": stop, "why": None, "t0": time.time()}
-        announce(f"[{t['idx'] + 1}/{o['trials']}] started {_short(t['id'])}: {_params_text(t['parameters'])}")
+        how = f"resumed {_short(t['id'])} from its checkpoint {ckpt.name}" if ckpt else f"started {_short(t['id'])}"
+        announce(f"[{t['idx'] + 1}/{o['trials']}] {how}: {_params_text(t['parameters'])}")
 
     def end(tid: str, code: int):
         r = running.pop(tid)
@@ -295,13 +358,15 @@ def trial_main(argv: Optional[list] = None) -> int:
         record = run_job(plan["target"], values, out=sweep_dir / "jobs", runs_dir=plan["runs_dir"], job_id=trial_id,
                          batch_id=plan["id"], stream=True, index=False)
         return 0 if record["status"] == "finished" else 1
+    from workbench.train.checkpoint import load_checkpoint
     from workbench.train.config import TrainConfig
     from workbench.train.runner import new_trainer, train_run
     cfg = TrainConfig.from_dict({**values, "runs_dir": plan["runs_dir"], "name": trial_id})
-    trainer = new_trainer(cfg, run_dir=Path(plan["runs_dir"]) / trial["run_id"])
+    ckpt, run_dir = trial_checkpoint(plan, trial), Path(plan["runs_dir"]) / trial["run_id"]
+    trainer = new_trainer(cfg, resume=load_checkpoint(ckpt) if ckpt else None, run_dir=run_dir)
     sign = 1.0 if o["goal"] == "maximize" else -1.0
     sinks = (lambda t: [_threshold_stop(t, o["metric"], o["threshold"], sign)]) if o["threshold"] is not None else None
-    summary, _, _ = train_run(trainer=trainer, sinks=sinks, signals=True)
+    summary, _, _ = train_run(trainer=trainer, sinks=sinks, signals=True, resumed_from=ckpt)
     print(json.dumps(summary), flush=True)
     return 0 if summary["status"] in ("finished", "stopped") else 1
 

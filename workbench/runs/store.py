@@ -15,8 +15,8 @@ from ..core import ConfigError, WorkbenchError, code_version, host_name
 from .events import FINAL_STATUSES, Event, Kind, Metric
 
 # %% auto #0
-__all__ = ['SCHEMA', 'JOB_FIELDS', 'SWEEP_FIELDS', 'TRIAL_FIELDS', 'RUN_FIELDS', 'EVAL_KEYS', 'RunStore', 'new_run_id',
-           'StoreSink']
+__all__ = ['SCHEMA', 'JOB_FIELDS', 'SWEEP_FIELDS', 'TRIAL_FIELDS', 'RUN_FIELDS', 'REDONE_EVENTS', 'EVAL_KEYS', 'RunStore',
+           'new_run_id', 'StoreSink']
 
 # %% ../../nbs/03b_runs.store.ipynb #38127dbc
 SCHEMA = """
@@ -249,6 +249,19 @@ def checkpoints(self: RunStore, run_id: str) -> list[dict]:
     "Checkpoints of a run in step order."
     return [dict(r) for r in self.db.execute("SELECT * FROM checkpoints WHERE run_id = ? ORDER BY step, rowid", (run_id,))]
 
+# %% ../../nbs/03b_runs.store.ipynb #5d0c1e02
+REDONE_EVENTS = (Kind.EVAL, Kind.SAMPLES, Kind.CURRICULUM)   # events a run records at its steps, recorded again when redone
+
+@patch
+def rewind_run(self: RunStore, run_id: str, step: int) -> dict:
+    "Delete a run's metric rows and `REDONE_EVENTS` past `step` (where it resumes); returns how many rows of each went."
+    marks = ", ".join("?" * len(REDONE_EVENTS))
+    with self.transaction() as db:
+        metrics = db.execute("DELETE FROM metrics WHERE run_id = ? AND step > ?", (run_id, int(step))).rowcount
+        events = db.execute(f"DELETE FROM events WHERE run_id = ? AND step > ? AND kind IN ({marks})",
+                            (run_id, int(step), *REDONE_EVENTS)).rowcount
+    return {"metrics": metrics, "events": events}
+
 # %% ../../nbs/03b_runs.store.ipynb #8e7f4bf1
 @patch
 def create_job(self: RunStore, job_id: str, notebook: str, parameters: dict, processes: int = 1,
@@ -359,6 +372,8 @@ class StoreSink:
         elif e.kind == Kind.EVAL:
             s.log_metrics(rid, e.step, {EVAL_KEYS[k]: v for k, v in d.items() if k in EVAL_KEYS}, e.time)
             s.log_event(rid, e.step, e.kind, d, e.time)
+        elif e.kind == Kind.RESUMED and not d.get("init"):   # the steps past its checkpoint are trained again
+            s.log_event(rid, e.step, e.kind, {**d, "replaced": s.rewind_run(rid, e.step)}, e.time)
         else:
             if e.kind == Kind.STATUS:
                 st = d["status"]
