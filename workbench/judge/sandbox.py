@@ -32,7 +32,7 @@ class Limits:
     def __post_init__(self):
         check_types(self)
         for k, v in asdict(self).items():
-            if not (v > 0 and math.isfinite(v)): raise SandboxError(f"sandbox limit {k} must be a positive number, got {v}")
+            if not (v > 0 and math.isfinite(v)): raise SandboxError(f"sandbox limit {k} must be positive, got {v}")
 
 @dataclass
 class SandboxResult:
