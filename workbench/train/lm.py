@@ -5,27 +5,47 @@
 # %% ../../nbs/05f_train.lm.ipynb #8d794b7b
 from __future__ import annotations
 from ..core import ConfigError, check_types, resolve_device, reuse_freed_memory, seed_everything  # first: see deps
-import dataclasses, itertools, math, time
-from dataclasses import dataclass, field
+import dataclasses, itertools, json, math, time
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import ClassVar, Literal, Optional, Union
 
 import torch
+from ..env.spec import parse_spec
 from ..judge.code_env import CodeEnv, CodeEnvConfig
 from ..judge.code_tasks import LEVELS, TaskError, held_out, task_stream
 from ..judge.code_eval import pass_at_k
 from ..lm.policy import SHIPPED, PolicyError, TinyLMConfig, TokenPolicy, shipped_model
+from ..policy import role_map
 from ..runs.events import Controls, EventBus, Kind
 from .checkpoint import CheckpointManager, find_checkpoint, load_checkpoint, rng_state, set_rng_state
 from .config import RunConfig, Sections, live
 from .loop import Trainer
 
 # %% auto #0
-__all__ = ['ALGOS', 'DEFAULT_LR', 'LM_SECTIONS', 'LM_LIVE', 'TaskConfig', 'ModelConfig', 'OptimConfig', 'GRPOConfig',
-           'LMTrainConfig', 'task_corpus', 'build_policy', 'model_state', 'load_weights', 'start_from', 'token_frame',
-           'warmup_cosine', 'optimise', 'set_lr', 'token_summary', 'LMTrainer']
+__all__ = ['EXAMPLES_MAX', 'SHIPPED_SIZES', 'SIZE_KEYS', 'ALGOS', 'DEFAULT_LR', 'LM_SECTIONS', 'TINY_KEYS', 'LM_LIVE',
+           'PROMPT_TOKENS', 'SAMPLE_BYTES', 'task_env', 'TaskConfig', 'ModelConfig', 'folder_sizes', 'OptimConfig',
+           'GRPOConfig', 'check_token_config', 'LMTrainConfig', 'token_memory', 'check_token_memory', 'task_corpus',
+           'build_policy', 'model_state', 'load_weights', 'start_from', 'token_frame', 'warmup_cosine', 'optimise',
+           'set_lr', 'token_summary', 'LMTrainer']
 
 # %% ../../nbs/05f_train.lm.ipynb #07bdf298
+EXAMPLES_MAX = 6   # a generated task has six tests (`make_task`): a prompt can show each of them as an example
+
+def task_env(spec: str) -> CodeEnvConfig:
+    """The code env config of task spec `spec`, refusing the options its task source does not use: level and examples
+    are for generated tasks, path for a task file (source=file)."""
+    env, given = CodeEnvConfig.from_spec(spec), dict(parse_spec(spec).options)
+    for key, source in (("level", "gen"), ("examples", "gen"), ("path", "file")):
+        if key in given and env.source != source:
+            raise TaskError(f"task option {key} does not apply to source={env.source} in {spec!r}: "
+                            + ("level and examples are for generated tasks (source=gen)" if source == "gen"
+                               else "path is for a task file (source=file)"))
+    if env.examples > EXAMPLES_MAX:
+        raise TaskError(f"examples must be 0 to {EXAMPLES_MAX} (a generated task has {EXAMPLES_MAX} tests to show), "
+                        f"got {env.examples}")
+    return env
+
 @dataclass(frozen=True)
 class TaskConfig:
     "What the agent is asked, and what it is evaluated on."
@@ -40,11 +60,12 @@ class TaskConfig:
 
     def __post_init__(self):
         check_types(self)
-        self.env   # one clear line for a bad spec
+        task_env(self.task)   # one clear line for a bad spec, or for an option its source does not use
         bad = [v for v in self.levels if v not in LEVELS]
         if bad or not self.levels:
             raise TaskError(f"unknown level {(bad or ['(none)'])[0]!r} in sft_levels: choose from {', '.join(LEVELS)}")
-        if self.eval_tasks < 1: raise ConfigError(f"eval_tasks must be at least 1, got {self.eval_tasks}")
+        if not 1 <= self.eval_tasks <= 1000:
+            raise ConfigError(f"eval_tasks must be 1 to 1,000 (held-out tasks of each level), got {self.eval_tasks}")
         if self.sft_demos < 0: raise ConfigError(f"sft_demos must be 0 (fresh tasks) or more, got {self.sft_demos}")
 
     @property
@@ -86,10 +107,45 @@ class ModelConfig:
         if self.lora < 0: raise PolicyError(f"lora must be 0 (off) or a rank, got {self.lora}")
         if self.corpus_tasks < 1: raise ConfigError(f"corpus_tasks must be at least 1, got {self.corpus_tasks}")
         self.tiny   # checks the sizes
+        if self.model == "tiny":   # settings of another model are refused, not ignored
+            for k in ("lora", "gguf_file"):
+                if getattr(self, k):
+                    raise PolicyError(f"{k} does not apply to the tiny model (it trains every weight, from a checkpoint of "
+                                      f"its own): leave --{k.replace('_', '-')} out, or give --model smollm2 or a folder")
+        elif self.model in SHIPPED and self.gguf_file:
+            raise PolicyError(f"gguf_file does not apply to {self.model}: it loads its own ({SHIPPED[self.model][1]})")
+        elif self.gguf_file and not (Path(self.model) / self.gguf_file).is_file():
+            raise PolicyError(f"gguf_file {self.gguf_file!r} is not a file in the model folder {self.model}")
+        width = (self.sizes or {}).get("hidden")
+        if self.lora and width and self.lora > width:
+            raise PolicyError(f"lora rank {self.lora} is above the model's width ({width}): a LoRA rank is well below it "
+                              "(8 to 64)")
 
     @property
     def tiny(self) -> TinyLMConfig:
         return TinyLMConfig(self.hidden, self.layers, self.heads, self.ffn, self.context, self.vocab)
+
+    @property
+    def sizes(self) -> Optional[dict]:
+        """The model's sizes (hidden, layers, heads, ffn, context, vocab, those known): the tiny model's settings, a
+        shipped model's, or what its folder's `config.json` says; None where nothing is known (a folder without one)."""
+        if self.model == "tiny": return asdict(self.tiny)
+        if self.model in SHIPPED: return dict(SHIPPED_SIZES[self.model])
+        return folder_sizes(self.model)
+
+SHIPPED_SIZES = {"smollm2": dict(hidden=576, layers=30, heads=9, ffn=1536, context=8192, vocab=49152)}
+SIZE_KEYS = {"hidden": ("hidden_size", "n_embd", "d_model"), "layers": ("num_hidden_layers", "n_layer", "num_layers"),
+             "heads": ("num_attention_heads", "n_head"), "ffn": ("intermediate_size", "n_inner"),
+             "context": ("max_position_embeddings", "n_positions"), "vocab": ("vocab_size",)}
+
+def folder_sizes(folder) -> Optional[dict]:
+    "The sizes a model folder's `config.json` gives (Hugging Face's names, Llama's and GPT-2's), or None without one."
+    try: cfg = json.loads((Path(folder) / "config.json").read_text())
+    except (OSError, ValueError): return None
+    if not isinstance(cfg, dict): return None
+    cfg = {**cfg, **(cfg.get("text_config") or {})}   # a multimodal model's language part
+    out = {k: next((cfg[n] for n in names if isinstance(cfg.get(n), int) and cfg[n] > 0), None) for k, names in SIZE_KEYS.items()}
+    return {k: v for k, v in out.items() if v is not None} or None
 
 ALGOS = ("sft", "grpo")
 DEFAULT_LR = {"sft": 1e-3, "grpo": 1e-4}
@@ -172,6 +228,8 @@ class GRPOConfig:
             if getattr(self, k) < 1: raise ConfigError(f"{k} must be at least 1, got {getattr(self, k)}")
         for k in ("beta", "epsilon", "temperature"):
             if getattr(self, k) < 0: raise ConfigError(f"{k} must be non-negative, got {getattr(self, k)}")
+        if self.epsilon >= 1:
+            raise ConfigError(f"epsilon must be in [0, 1) (the ratio's lower clip is 1 - epsilon), got {self.epsilon}")
         if self.epsilon_high is not None and self.epsilon_high < 0:
             raise ConfigError(f"epsilon_high must be non-negative, got {self.epsilon_high}")
         if not 0 < self.top_p <= 1: raise ConfigError(f"top_p must be in (0, 1], got {self.top_p}")
@@ -180,6 +238,24 @@ class GRPOConfig:
             raise ConfigError(f"need 0 <= demote_at < promote_at <= 1, got {self.demote_at} and {self.promote_at}")
 
 LM_SECTIONS = {"task": TaskConfig, "model": ModelConfig, "optim": OptimConfig, "grpo": GRPOConfig, "run": RunConfig}
+TINY_KEYS = ("hidden", "layers", "heads", "ffn", "context", "vocab", "corpus_tasks")   # what only the tiny model reads
+
+def check_token_config(cfg) -> None:
+    """What a token run's sections say together (`LMTrainConfig`, a team's `TeamTrainConfig`): the tiny model's settings
+    given for another model, GRPO sampling at temperature 0, completions that leave the prompt no room in the context."""
+    m, g = cfg.model, cfg.grpo
+    if m.model != "tiny":
+        default = {**{f.name: f.default for f in dataclasses.fields(ModelConfig)}, **cfg.DEFAULTS}
+        if given := [k for k in TINY_KEYS if getattr(m, k) != default[k]]:
+            raise ConfigError(f"{given[0]} is a setting of the tiny model: {m.model} has sizes of its own "
+                              f"(leave --{given[0].replace('_', '-')} out)")
+    if cfg.optim.algo == "grpo" and not g.temperature > 0:
+        raise ConfigError(f"GRPO samples each task's group: temperature must be above 0, got {g.temperature} (at 0 every "
+                          "sample of a group is the same, and nothing is learnt)")
+    context = (m.sizes or {}).get("context")
+    if context and g.max_new_tokens >= context:
+        raise ConfigError(f"max_new_tokens {g.max_new_tokens:,} leaves no room for the prompt in the model's context of "
+                          f"{context:,} tokens: give fewer" + (" (or a larger --context)" if m.model == "tiny" else ""))
 
 @dataclass(frozen=True)
 class LMTrainConfig(Sections):
@@ -191,12 +267,70 @@ class LMTrainConfig(Sections):
     grpo: GRPOConfig = field(default_factory=GRPOConfig)
     run: RunConfig = field(default_factory=RunConfig)
 
+    def __post_init__(self): check_token_config(self)
+
     def run_name(self) -> str:
         "<task>-<algo>-<model>-s<seed>, e.g. code-sft-tiny-s1."
         model = "tiny" if self.model.model == "tiny" else Path(self.model.model).name
         return f"code-{self.optim.algo}-{model}-s{self.run.seed}"
 
 LM_LIVE = tuple(f.name for c in (OptimConfig, GRPOConfig) for f in dataclasses.fields(c) if f.metadata.get("live"))
+
+# %% ../../nbs/05f_train.lm.ipynb #9b30da3f
+PROMPT_TOKENS = 16     # fewer than any prompt holds: the bounds below stay under what a run really needs
+SAMPLE_BYTES = 2048    # a sample's prompt text, token lists and objects, at least (a Plan-Path sample and its turn: about 5 KiB)
+
+def token_memory(cfg) -> list:
+    """A lower bound of what a token run (`LMTrainConfig`, or a team's `TeamTrainConfig`) holds at its peak: (what,
+    bytes, on the device) parts."""
+    m, o, g, team = cfg.model, cfg.optim, cfg.grpo, getattr(cfg, "team", None)
+    s = m.sizes or {}
+    hidden, layers, ffn, vocab = (s.get(k, 1) for k in ("hidden", "layers", "ffn", "vocab"))
+    weights = vocab * hidden + layers * (4 * hidden * hidden + 3 * hidden * ffn)
+    roles = list(team.role_names) if team else ["agent"]
+    models = len(set(role_map(team.policy_map, roles).values())) if team else 1
+    per = 4 + (0 if m.lora else 12) + (4 if o.algo == "grpo" and g.beta > 0 else 0)   # weights, grads + Adam, reference
+    parts = [(f"the model ({weights * models:,} weights)", weights * models * per, True)]
+    C = g.max_new_tokens
+    if o.algo == "grpo":
+        answers = team.rounds * len(roles) if team else cfg.task.env.turns
+        rows = o.batch_size * g.group_size * answers
+        what = (f"GRPO's step (batch_size {o.batch_size:,} x group_size {g.group_size:,} x "
+                + (f"{len(roles)} roles x rounds {team.rounds:,})" if team else f"turns {answers:,})"))
+    else:
+        rows, C = o.batch_size * len(roles), min(C, PROMPT_TOKENS)
+        what = f"SFT's step (batch_size {o.batch_size:,}" + (f" x {len(roles)} roles)" if team else ")")
+    tokens = PROMPT_TOKENS + C
+    parts += [(what, rows * (tokens * 8 * hidden * layers + (C + 1) * vocab * 8), True),
+              (f"{what[:-1]}: its samples)", rows * (tokens * 8 + SAMPLE_BYTES), False)]
+    if team:
+        parts.append((f"an evaluation (eval_grids {team.eval_grids:,} x {len(roles)} roles x rounds {team.rounds:,})",
+                      team.eval_grids * len(roles) * team.rounds * (SAMPLE_BYTES + (PROMPT_TOKENS + g.max_new_tokens) * 8),
+                      False))
+        if team.task == "path":
+            parts.append((f"the held-out grids (1,000 a set, {team.size:,} x {team.size:,})", 1000 * team.size ** 2 * 24, False))
+    else:
+        parts.append((f"the curriculum's window ({g.window:,})", g.window * 8, False))
+        parts.append((f"SFT's demonstrations (sft_demos {cfg.task.sft_demos:,} x {len(cfg.task.levels)} levels)",
+                      cfg.task.sft_demos * len(cfg.task.levels) * 1024, False))
+    if m.model == "tiny":
+        parts.append((f"the tokenizer's corpus (corpus_tasks {m.corpus_tasks:,})", m.corpus_tasks * len(roles) * 3 * 256, False))
+    return parts
+
+def check_token_memory(cfg, device: str = "cpu") -> None:
+    "Refuse, before anything is built, a token run whose `token_memory` is more than the device (and this machine) has free."
+    import psutil
+    parts, host = token_memory(cfg), psutil.virtual_memory().available
+    places = [("this machine", host, parts)]
+    if str(device).startswith("cuda") and torch.cuda.is_available():   # the model and the step on the GPU, the rest here
+        places = [(device, torch.cuda.mem_get_info(torch.device(device))[0], [p for p in parts if p[2]]),
+                  ("this machine", host, [p for p in parts if not p[2]])]
+    for where, free, mine in places:
+        need = sum(b for _, b, _ in mine)
+        if need > free:
+            what, most, _ = max(mine, key=lambda p: p[1])
+            raise ConfigError(f"{what} would need about {most / 2**30:,.1f} GiB (the run at least {need / 2**30:,.1f} GiB); "
+                              f"{where} has {free / 2**30:,.1f} GiB free")
 
 # %% ../../nbs/05f_train.lm.ipynb #238950b6
 def task_corpus(cfg: LMTrainConfig) -> list:
@@ -248,6 +382,7 @@ def token_frame(trainer, cfg, kind: str, run_dir, bus, controls, resume: Optiona
     start, cfg = start_from(cfg, kind) if resume is None else (None, cfg)
     trainer.cfg, trainer.run_dir = cfg, Path(run_dir) if run_dir else None
     device = resolve_device(cfg.run.device)
+    check_token_memory(cfg, device)   # before the model, the corpus or a step's tensors are made
     if cfg.run.torch_threads: torch.set_num_threads(cfg.run.torch_threads)
     reuse_freed_memory()
     trainer.accelerator = Accelerator(cpu=device == "cpu", mixed_precision="bf16" if cfg.run.bf16 else "no")
