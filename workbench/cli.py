@@ -6,7 +6,7 @@
 from __future__ import annotations
 from .core import WorkbenchError, CheckpointError  # first: it quiets two dependency notices before torch loads
 from .core import Parser, load_config_file
-import argparse, dataclasses, json, os, sys
+import argparse, dataclasses, json, math, os, sys
 from pathlib import Path
 from typing import Optional
 
@@ -15,9 +15,9 @@ from .jobs.tune import add_sweep_command
 from .doctor import add_doctor_command
 
 # %% auto #0
-__all__ = ['ALIASES', 'JUDGE_NAMES', 'fail', 'add_config_flags', 'build_config', 'cmd_train', 'load_policy', 'cmd_eval',
-           'checkpoint_origin', 'eval_trading', 'cmd_envs', 'cmd_serve', 'cmd_export', 'make_judges', 'cmd_judge_score',
-           'cmd_judge_benchmark', 'make_parser', 'main']
+__all__ = ['ALIASES', 'KINDS', 'EVAL_FLAGS', 'EVAL_TAKES', 'JUDGE_NAMES', 'fail', 'add_config_flags', 'build_config', 'cmd_train',
+           'load_policy', 'cmd_eval', 'checkpoint_origin', 'eval_trading', 'cmd_envs', 'cmd_serve', 'cmd_export',
+           'make_judges', 'cmd_judge_score', 'cmd_judge_benchmark', 'make_parser', 'main']
 
 # %% ../nbs/08_cli.ipynb #8426bc6a
 def fail(message: str) -> int:
@@ -100,6 +100,7 @@ def load_policy(checkpoint: str, env: Optional[str] = None, device: str = "cpu",
     from workbench.policy import make_policy
     path = find_checkpoint(checkpoint, pick)
     state = load_checkpoint(path)
+    if state.get("kind") in KINDS: raise CheckpointError(f"{path} is {KINDS[state['kind']]}, not a PPO policy's")
     cfg = TrainConfig.from_dict(state["config"])
     spec = env or cfg.env.env
     vecenv = make_env(spec, num_envs=agents_per_env(spec))   # one env (of all its agents, for multi-agent envs)
@@ -114,33 +115,48 @@ def load_policy(checkpoint: str, env: Optional[str] = None, device: str = "cpu",
         raise CheckpointError(f"checkpoint {path} does not fit its policy: {str(e).splitlines()[0][:160]}") from None
     return policy.to(device), cfg, spec, path
 
+KINDS = {"lm": "a code agent's checkpoint", "team": "a token team's checkpoint"}   # PPO's carry no kind
+EVAL_FLAGS = {"env": "--env SPEC", "swap_roles": "--swap-roles", "task": "--task SPEC", "samples": "--samples",
+              "turns": "--turns", "temperature": "--temperature"}
+EVAL_TAKES = {"ppo": ("a PPO policy's checkpoint", ("env", "swap_roles")),
+              "lm": (KINDS["lm"], ("task", "samples", "turns", "temperature")),
+              "team": (KINDS["team"], ("swap_roles", "temperature"))}
+
 def cmd_eval(args) -> int:
-    "Evaluate a checkpoint greedily and stochastically."
+    "Evaluate a checkpoint greedily and stochastically (a language-model run's: `eval_lm`, `eval_team`)."
     from workbench.judge.episodes import evaluate_policy
     from workbench.policy import swap_roles
     from workbench.core import resolve_device, seed_everything
     import torch
     if args.episodes is not None and args.episodes < 1: return fail(f"--episodes must be at least 1, got {args.episodes}")
+    if not 0 <= args.seed < 2**31: return fail(f"--seed must be in [0, 2**31), got {args.seed}")
+    if args.temperature is not None and not (math.isfinite(args.temperature) and args.temperature > 0):
+        return fail(f"--temperature must be a positive number, got {args.temperature}")
     device = resolve_device(args.device)
     from workbench.train.checkpoint import find_checkpoint, load_checkpoint
-    kind = load_checkpoint(lm := find_checkpoint(args.checkpoint, args.pick)).get("kind")
+    kind = load_checkpoint(path := find_checkpoint(args.checkpoint, args.pick)).get("kind") or "ppo"
+    what, takes = EVAL_TAKES[kind]   # the flags of another kind of run are refused, not ignored
+    if bad := [k for k in EVAL_FLAGS if getattr(args, k) not in (None, False) and k not in takes]:
+        return fail(f"{EVAL_FLAGS[bad[0]].split()[0]} does not apply to {path}, {what}: its evaluation takes "
+                    f"{', '.join(EVAL_FLAGS[k] for k in takes)}, --split and --episodes")
     if kind in ("lm", "team"):   # a code agent, or a team of token agents
         from workbench.train.commands import eval_lm, eval_team
-        return (eval_lm if kind == "lm" else eval_team)(args, lm)
+        return (eval_lm if kind == "lm" else eval_team)(args, path)
     args.episodes = args.episodes or 100
     torch.set_num_threads(1)
     policy, cfg, spec, path = load_policy(args.checkpoint, args.env, device, pick=args.pick)
-    print(f"checkpoint: {path} ({checkpoint_origin(path)})", file=sys.stderr)
     if args.swap_roles: policy = swap_roles(policy, cfg.policy.policy_map)   # do the roles' networks specialise?
-    seed_everything(args.seed)
     from workbench.env.spec import parse_spec
-    if parse_spec(spec).name == "trading": return eval_trading(args, policy, spec, path, device)
-    if args.split:   # an env with held-out sets of its own (planpath?split=...) is evaluated on the one asked for
+    trading = parse_spec(spec).name == "trading"
+    if args.split and not trading:   # an env with held-out sets of its own (planpath?split=...): the one asked for
         from workbench.env.make import resolve_env
         from workbench.env.spec import with_options
         try: resolve_env(split_spec := with_options(spec, split=args.split))
         except WorkbenchError: return fail(f"--split applies to envs with held-out splits (trading, planpath), not {spec!r}")
         spec = split_spec
+    print(f"checkpoint: {path} ({checkpoint_origin(path)})", file=sys.stderr)   # once every check has passed
+    seed_everything(args.seed)
+    if trading: return eval_trading(args, policy, spec, path, device)
     greedy = evaluate_policy(policy, spec, args.episodes, greedy=True, seed=args.seed, device=device)
     stochastic = evaluate_policy(policy, spec, args.episodes, greedy=False, seed=args.seed + 1, device=device)
     strip = lambda r: {k: v for k, v in r.items() if k != "returns"}
@@ -215,6 +231,10 @@ def cmd_export(args) -> int:
     if not args.onnx: return fail("say where to write the model: --onnx FILE")
     if not Path(args.onnx).resolve().parent.is_dir():
         return fail(f"--onnx {args.onnx}: its folder {str(Path(args.onnx).parent)!r} does not exist (create it first)")
+    from workbench.train.checkpoint import find_checkpoint, load_checkpoint
+    if (kind := load_checkpoint(path := find_checkpoint(args.checkpoint)).get("kind")) in KINDS:
+        return fail(f"{path} is {KINDS[kind]}: ONNX export is for PPO policies. Evaluate a language model with "
+                    f"workbench eval {args.checkpoint}; in Python, TokenPolicy.save(FOLDER) writes it as a Hugging Face folder")
     policy, cfg, spec, path = load_policy(args.checkpoint)
     out = export_onnx(policy, args.onnx)
     diff = check_onnx(policy, out)
@@ -248,7 +268,8 @@ def _text_arg(value: Optional[str], path: Optional[str], what: str) -> Optional[
     if value is not None and path is not None: raise WorkbenchError(f"give --{what} or --{what}-file, not both")
     if path is not None:
         if not Path(path).is_file(): raise WorkbenchError(f"--{what}-file not found: {path}")
-        return Path(path).read_text()
+        try: return Path(path).read_text()
+        except (OSError, UnicodeDecodeError) as e: raise WorkbenchError(f"cannot read --{what}-file {path}: {e}") from None
     return value
 
 def cmd_judge_score(args) -> int:
@@ -259,14 +280,25 @@ def cmd_judge_score(args) -> int:
     response = _text_arg(args.response, args.response_file, "response")
     if not query or response is None:
         return fail("give the query (--query or --query-file) and the response (--response or --response-file)")
+    budget = args.time_budget
+    if budget is not None and not (math.isfinite(budget) and budget > 0):
+        return fail(f"--time-budget must be a positive number of seconds, got {budget}")
     tests = list(args.test or [])
     if args.tests_file:
-        if not Path(args.tests_file).is_file(): return fail(f"--tests-file not found: {args.tests_file}")
-        text = Path(args.tests_file).read_text()
-        tests += json.loads(text) if args.tests_file.endswith(".json") else [text]
+        text = _text_arg(None, args.tests_file, "tests")
+        if args.tests_file.endswith(".json"):
+            try: listed = json.loads(text)
+            except json.JSONDecodeError as e:
+                return fail(f"--tests-file {args.tests_file} is not JSON ({e.msg} at line {e.lineno}, column {e.colno}): give "
+                            "a JSON list of test snippets, or a .py file run as one test")
+            if not isinstance(listed, list) or not all(isinstance(t, str) and t.strip() for t in listed):
+                what = "a list with an item that is not one" if isinstance(listed, list) else type(listed).__name__
+                return fail(f"--tests-file {args.tests_file} must hold a JSON list of test snippets (strings of Python), "
+                            f"got {what}")
+            tests += listed
+        else: tests.append(text)
     judges = make_judges(args.judges)
-    context = {"tests": tests, "references": args.reference or [],
-               **({"time_budget_s": args.time_budget} if args.time_budget else {})}
+    context = {"tests": tests, "references": args.reference or [], **({"time_budget_s": budget} if budget else {})}
     if "exec" in judges and not tests:
         return fail("the exec judge needs tests: --test 'assert f(1) == 2' (repeatable) or --tests-file")
     if "embedding" in judges and not context["references"]: return fail("the embedding judge needs --reference TEXT (repeatable)")
@@ -321,10 +353,14 @@ def make_parser(argv: Optional[list[str]] = None) -> Parser:
     e.add_argument("checkpoint", help="checkpoint file or run folder")
     e.add_argument("--episodes", type=int, help="episodes per mode (default: 100); a code agent's tasks per level (50); "
                    "a token team's grids (200)")
-    e.add_argument("--samples", type=int, default=1, help="code agents: samples a task (1: greedy pass@1; n: pass@k, k<=n)")
-    e.add_argument("--turns", type=int, default=1, help="code agents: also attempts with feedback against pass@turns")
-    e.add_argument("--temperature", type=float, default=0.8, help="code agents: sampling temperature (default: 0.8)")
-    e.add_argument("--env", help="env spec (default: the one it was trained on)")
+    e.add_argument("--task", metavar="SPEC", help="code agents: evaluate on this task source, not the run's: code?level=hard, "
+                   "code?source=benchmark (or humaneval), code?source=file&path=F, or the path of a JSON-lines task file")
+    e.add_argument("--samples", type=int, help="code agents: samples a task (default 1: greedy pass@1; n: pass@k, k<=n), "
+                   "at most 1,000")
+    e.add_argument("--turns", type=int,
+                   help="code agents: also attempts with feedback against pass@turns (default 1), at most 100")
+    e.add_argument("--temperature", type=float, help="code agents and token teams: sampling temperature (default: 0.8)")
+    e.add_argument("--env", help="PPO policies: env spec (default: the one it was trained on)")
     e.add_argument("--pick", choices=["best", "last"], default="best",
                    help="for a run folder: its best-scoring checkpoint (best.pt) or its newest (default: best)")
     e.add_argument("--seed", type=int, default=12345, help="evaluation seed (default: 12345)")

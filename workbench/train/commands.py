@@ -9,7 +9,8 @@ import dataclasses, json, sys
 from typing import Optional
 
 # %% auto #0
-__all__ = ['LM_ALGOS', 'is_lm_train', 'make_lm_parser', 'build_lm_config', 'main_train_lm', 'eval_lm', 'eval_team']
+__all__ = ['LM_ALGOS', 'EVAL_MAX', 'SAMPLES_MAX', 'TURNS_MAX', 'is_lm_train', 'make_lm_parser', 'build_lm_config',
+           'main_train_lm', 'task_spec', 'eval_lm', 'eval_team']
 
 # %% ../../nbs/05j_train.commands.ipynb #b51a2d17
 LM_ALGOS = ("sft", "grpo")
@@ -98,37 +99,66 @@ def main_train_lm(argv: list) -> int:
     return 0
 
 # %% ../../nbs/05j_train.commands.ipynb #d673f912
+EVAL_MAX = 1000   # held-out tasks of each level (or grids) an evaluation takes at most
+SAMPLES_MAX, TURNS_MAX = 1000, 100
+
+def task_spec(text: str) -> str:
+    "A `--task` value as a code env spec: a spec (`code?...`) as it is; anything else is a task file's path."
+    return text if text == "code" or text.startswith("code?") else f"code?source=file&path={text}"
+
+def _in_range(flag: str, value: int, top: int) -> int:
+    if not 1 <= value <= top: raise CheckpointError(f"{flag} must be 1 to {top:,}, got {value}")
+    return value
+
 def eval_lm(args, path) -> int:
-    "`workbench eval` of a language-model checkpoint: pass@k per level with 95% intervals (and multi-turn against pass@T)."
+    """`workbench eval` of a language-model checkpoint: pass@k per level with 95% intervals (and multi-turn against pass@T),
+    on the run's own task source or the one `--task` names."""
+    from workbench.env.spec import parse_spec
     from workbench.judge.code_env import CodeEnv
     from workbench.judge.code_eval import multi_turn, pass_at_k
+    from workbench.judge.code_tasks import LEVELS, held_out
     from workbench.train.checkpoint import load_checkpoint
-    from workbench.train.lm import LMTrainConfig, LMTrainer, build_policy
-    split = args.split or "test"
-    if split == "train": raise CheckpointError("a language-model run is evaluated on its held-out tasks: --split val or test")
-    for k in ("samples", "turns"):
-        if getattr(args, k) < 1: raise CheckpointError(f"--{k} must be at least 1, got {getattr(args, k)}")
+    from workbench.train.lm import LMTrainConfig, build_policy, task_env
     state = load_checkpoint(path)
     cfg = LMTrainConfig.from_dict(state["config"])
+    spec = task_spec(args.task) if args.task else cfg.task.task
+    env_cfg, given = task_env(spec), dict(parse_spec(spec).options)
+    fixed = env_cfg.source != "gen"
+    if args.split == "train":
+        raise CheckpointError("a language-model run is evaluated on its held-out tasks: --split val or test")
+    if args.split and fixed:
+        raise CheckpointError(f"--split applies to generated tasks: {env_cfg.source} tasks ({spec}) are evaluated whole")
+    split, n = args.split or "test", _in_range("--episodes (tasks of each level)", args.episodes or 50, EVAL_MAX)
+    samples = _in_range("--samples", args.samples or 1, SAMPLES_MAX)
+    if args.task and args.turns is not None and "turns" in given and args.turns != env_cfg.turns:
+        raise CheckpointError(f"--turns {args.turns} and turns={env_cfg.turns} in --task: give the attempts once")
+    turns = _in_range("--turns", args.turns or (env_cfg.turns if args.task else 1), TURNS_MAX)
+    if args.temperature is not None and samples == 1 and turns == 1:
+        raise CheckpointError("--temperature applies to sampled attempts (--samples above 1, or --turns above 1): "
+                              "one attempt a task is greedy")
+    temperature = 0.8 if args.temperature is None else args.temperature
     import torch
     torch.manual_seed(args.seed)
-    policy, env = build_policy(cfg, state), CodeEnv(cfg.task.env)
-    tasks = LMTrainer.held_out(type("Run", (), {"cfg": cfg, "env": env})(), split, args.episodes or 50)
-    n, length = args.samples, cfg.grpo.max_new_tokens
-    result = {"checkpoint": str(path), "split": split, "task": cfg.task.task,
-              **pass_at_k(policy, env, tasks, n, sorted({1, n} | {k for k in (5, 10) if k <= n}),
-                          temperature=0.0 if n == 1 else args.temperature, max_new_tokens=length)}
-    if args.turns > 1:
-        result["multi_turn"] = multi_turn(policy, env, tasks, args.turns, args.temperature, length)
-        result["independent"] = pass_at_k(policy, env, tasks, args.turns, (args.turns,), args.temperature, length)
+    env = CodeEnv(env_cfg)   # a missing or corrupt task file is one line, here
+    if fixed: tasks = {env_cfg.source: env.held_out(n=n)}
+    else:   # every level, or the one --task names
+        levels = [env_cfg.level] if args.task and "level" in given else LEVELS
+        tasks = {level: held_out(level, split, n, env_cfg.examples) for level in levels}
+    policy, length = build_policy(cfg, state), cfg.grpo.max_new_tokens
+    result = {"checkpoint": str(path), "split": None if fixed else split, "task": spec,
+              **pass_at_k(policy, env, tasks, samples, sorted({1, samples} | {k for k in (5, 10) if k <= samples}),
+                          temperature=0.0 if samples == 1 else temperature, max_new_tokens=length)}
+    if turns > 1:
+        result["multi_turn"] = multi_turn(policy, env, tasks, turns, temperature, length)
+        result["independent"] = pass_at_k(policy, env, tasks, turns, (turns,), temperature, length)
     if args.json: print(json.dumps(result)); return 0
     for level, r in ((k, v) for k, v in result.items() if isinstance(v, dict) and "tasks" in v):
         ks = ", ".join(f"{k} {v:.3f}" for k, v in r.items() if k.startswith("pass@"))
         print(f"{level:>10}: {ks} (pass@1 95% CI {r['ci95'][0]:.3f} to {r['ci95'][1]:.3f}) over {r['tasks']} tasks")
-    if args.turns > 1:
+    if turns > 1:
         mt, ind = result["multi_turn"]["overall"], result["independent"]["overall"]
-        print(f"{args.turns} attempts: with feedback {mt['pass@1']:.3f} {mt['ci95']}, "
-              f"independent {ind[f'pass@{args.turns}']:.3f} {ind[f'ci95@{args.turns}']}")
+        print(f"{turns} attempts: with feedback {mt['pass@1']:.3f} {mt['ci95']}, "
+              f"independent {ind[f'pass@{turns}']:.3f} {ind[f'ci95@{turns}']}")
     return 0
 
 def eval_team(args, path) -> int:
@@ -137,6 +167,9 @@ def eval_team(args, path) -> int:
     from workbench.train.checkpoint import load_checkpoint
     from workbench.train.team import TeamTrainConfig, TeamTrainer, evaluate_team
     import torch
+    split = args.split or "test"
+    if split == "train": raise CheckpointError("a team is evaluated on held-out tasks: --split val or test")
+    n = _in_range("--episodes (held-out grids or tasks)", args.episodes or 200, EVAL_MAX)
     state = load_checkpoint(path)
     cfg = TeamTrainConfig.from_dict(state["config"]).replace(device=args.device, init=None)
     trainer = TeamTrainer(cfg, resume=state)
@@ -145,12 +178,10 @@ def eval_team(args, path) -> int:
         if len(trainer.models) < 2: raise CheckpointError(f"--swap-roles needs a model per role, not {t.policy_map!r}")
         a, b = trainer.roles
         policies = {a: trainer.policies[b], b: trainer.policies[a]}
-    split = args.split or "test"
-    if split == "train": raise CheckpointError("a team is evaluated on held-out tasks: --split val or test")
-    tasks = t.face.held_out(split, min(args.episodes or 200, 1000))
+    tasks = t.face.held_out(split, n)
     torch.manual_seed(args.seed)
     result = {"checkpoint": str(path), "split": split, "roles": t.roles, "policy_map": t.policy_map, "swapped": args.swap_roles}
-    for mode, temp in (("greedy", 0.0), ("sampled", args.temperature)):
+    for mode, temp in (("greedy", 0.0), ("sampled", 0.8 if args.temperature is None else args.temperature)):
         r = evaluate_team(policies, t.face.env(trainer.roles, 1.0, t.rounds), tasks, temp, cfg.grpo.max_new_tokens)
         result[mode] = {k: v for k, v in r.items() if k != "solved"}
     if args.json: print(json.dumps(result)); return 0
