@@ -129,10 +129,10 @@ def eval_lm(args, path) -> int:
     if args.split and fixed:
         raise CheckpointError(f"--split applies to generated tasks: {env_cfg.source} tasks ({spec}) are evaluated whole")
     split, n = args.split or "test", _in_range("--episodes (tasks of each level)", args.episodes or 50, EVAL_MAX)
-    samples = _in_range("--samples", args.samples or 1, SAMPLES_MAX)
+    samples = _in_range("--samples", 1 if args.samples is None else args.samples, SAMPLES_MAX)
     if args.task and args.turns is not None and "turns" in given and args.turns != env_cfg.turns:
         raise CheckpointError(f"--turns {args.turns} and turns={env_cfg.turns} in --task: give the attempts once")
-    turns = _in_range("--turns", args.turns or (env_cfg.turns if args.task else 1), TURNS_MAX)
+    turns = _in_range("--turns", args.turns if args.turns is not None else env_cfg.turns if args.task else 1, TURNS_MAX)
     if args.temperature is not None and samples == 1 and turns == 1:
         raise CheckpointError("--temperature applies to sampled attempts (--samples above 1, or --turns above 1): "
                               "one attempt a task is greedy")
