@@ -25,9 +25,9 @@ from .loop import Trainer
 # %% auto #0
 __all__ = ['EXAMPLES_MAX', 'SHIPPED_SIZES', 'SIZE_KEYS', 'ALGOS', 'DEFAULT_LR', 'LM_SECTIONS', 'TINY_KEYS', 'LM_LIVE',
            'PROMPT_TOKENS', 'SAMPLE_BYTES', 'task_env', 'TaskConfig', 'ModelConfig', 'folder_sizes', 'OptimConfig',
-           'GRPOConfig', 'check_token_config', 'LMTrainConfig', 'token_memory', 'check_token_memory', 'task_corpus',
-           'build_policy', 'model_state', 'load_weights', 'start_from', 'token_frame', 'warmup_cosine', 'optimise',
-           'set_lr', 'token_summary', 'LMTrainer']
+           'GRPOConfig', 'check_token_config', 'check_context', 'LMTrainConfig', 'token_memory', 'check_token_memory',
+           'task_corpus', 'build_policy', 'model_state', 'load_weights', 'start_from', 'token_frame', 'warmup_cosine',
+           'optimise', 'set_lr', 'token_summary', 'LMTrainer']
 
 # %% ../../nbs/05f_train.lm.ipynb #07bdf298
 EXAMPLES_MAX = 6   # a generated task has six tests (`make_task`): a prompt can show each of them as an example
@@ -252,10 +252,20 @@ def check_token_config(cfg) -> None:
     if cfg.optim.algo == "grpo" and not g.temperature > 0:
         raise ConfigError(f"GRPO samples each task's group: temperature must be above 0, got {g.temperature} (at 0 every "
                           "sample of a group is the same, and nothing is learnt)")
-    context = (m.sizes or {}).get("context")
-    if context and g.max_new_tokens >= context:
+    if not m.init: check_context(cfg)   # with init, once the model's settings are that run's (`start_from`)
+
+def check_context(cfg) -> None:
+    "Refuse completions (and a team's grids) that leave the prompt no room in the model's context."
+    m, g, team = cfg.model, cfg.grpo, getattr(cfg, "team", None)
+    context, larger = (m.sizes or {}).get("context"), " (or a larger --context)" if m.model == "tiny" else ""
+    if not context: return
+    if g.max_new_tokens >= context:
         raise ConfigError(f"max_new_tokens {g.max_new_tokens:,} leaves no room for the prompt in the model's context of "
-                          f"{context:,} tokens: give fewer" + (" (or a larger --context)" if m.model == "tiny" else ""))
+                          f"{context:,} tokens: give fewer{larger}")
+    if team and team.task == "path" and 2 * team.size + g.max_new_tokens > context:   # a token a row, one a line break
+        raise ConfigError(f"a {team.size:,} x {team.size:,} grid does not fit the model's context of {context:,} tokens: its "
+                          f"prompt holds at least {2 * team.size:,} and the answer up to {g.max_new_tokens}: give a smaller "
+                          f"--size{larger}")
 
 @dataclass(frozen=True)
 class LMTrainConfig(Sections):
@@ -372,7 +382,15 @@ def start_from(cfg, kind: str) -> tuple:
     if not cfg.model.init: return None, cfg
     start = load_checkpoint(find_checkpoint(cfg.model.init, pick="best"))
     if start.get("kind") != kind: raise ConfigError(f"init {cfg.model.init} is not a {kind} run's checkpoint")
-    return start, cfg.replace(**{k: v for k, v in start["config"]["model"].items() if k != "init"})
+    theirs = {k: v for k, v in start["config"]["model"].items() if k != "init"}
+    default = {**{f.name: f.default for f in dataclasses.fields(ModelConfig)}, **cfg.DEFAULTS}
+    for k, v in theirs.items():   # a model setting given with init would be replaced by the run's: refused instead
+        if getattr(cfg.model, k) not in (v, default.get(k)):
+            raise ConfigError(f"{k} {getattr(cfg.model, k)} does not apply with init: the model and its settings come from "
+                              f"{cfg.model.init} ({k} {v}); leave --{k.replace('_', '-')} out")
+    cfg = cfg.replace(**theirs)
+    check_context(cfg)
+    return start, cfg
 
 def token_frame(trainer, cfg, kind: str, run_dir, bus, controls, resume: Optional[dict]) -> tuple:
     """The common start of a token trainer (`kind` lm or team): events and controls, `cfg` with `init`'s model settings

@@ -114,12 +114,7 @@ class TeamTrainConfig(Sections):
         if g.epochs != 1 or g.filter_groups: raise ConfigError("team runs take one GRPO epoch a step, without filter_groups")
         if self.team.task == "code" and g.max_new_tokens < 48:
             raise ConfigError(f"a code team writes programs: max_new_tokens must be at least 48, got {g.max_new_tokens}")
-        check_token_config(self)
-        context, size = (self.model.sizes or {}).get("context"), self.team.size
-        if self.team.task == "path" and context and 2 * size + g.max_new_tokens > context:   # a token a row, one a line break
-            raise ConfigError(f"a {size:,} x {size:,} grid does not fit the model's context of {context:,} tokens: its prompt "
-                              f"holds at least {2 * size:,} and the answer up to {g.max_new_tokens}: give a smaller --size"
-                              + (" (or a larger --context)" if self.model.model == "tiny" else ""))
+        check_token_config(self)   # and the context: room for a prompt, a grid that fits
 
     def run_name(self) -> str:
         "team-<roles>-<algo>-s<seed>, e.g. team-planner-executor-grpo-s1."
