@@ -68,16 +68,17 @@ def host_name_of(host_header: str) -> str:
 WILDCARDS = ("0.0.0.0", "::")
 
 def machine_addresses(address: str) -> list:
-    "The addresses a server bound to wildcard `address` answers on, besides loopback: IPv4 (and for '::' IPv6 too)."
+    """The addresses, besides loopback, that a server bound to wildcard `address` answers on: IPv4 ones for '0.0.0.0',
+    IPv6 ones for '::' (tornado binds it IPv6 only)."""
     import psutil
-    families = (socket.AF_INET,) if address == "0.0.0.0" else (socket.AF_INET, socket.AF_INET6)
-    out = []
+    family = socket.AF_INET if address == "0.0.0.0" else socket.AF_INET6
+    out = set()
     for addrs in psutil.net_if_addrs().values():
         for a in addrs:
-            if a.family not in families or "%" in a.address: continue   # a link-local address needs its interface
+            if a.family != family or "%" in a.address: continue   # a link-local address needs its interface
             ip = ipaddress.ip_address(a.address)
-            if not (ip.is_loopback or ip.is_link_local or ip.is_unspecified): out.append(a.address.lower())
-    return sorted(set(out), key=lambda a: (":" in a, a))   # IPv4 first
+            if not (ip.is_loopback or ip.is_link_local or ip.is_unspecified): out.add(a.address.lower())
+    return sorted(out)
 
 def public_host(address: str) -> str:
     "The host a URL of a server bound to `address` names: the address itself, or for a wildcard one of this machine's."
