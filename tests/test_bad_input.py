@@ -364,6 +364,13 @@ RUNS = [  # `RUN/x.pt` is a checkpoint of `made_runs`
     (["eval", "RUN/team.pt", "--swap-roles"], "--swap-roles needs a model per role"),
     (["export", "RUN/lm.pt", "--onnx", "x.onnx"], "a code agent's checkpoint: ONNX export is for PPO policies"),
     (["export", "RUN/team.pt", "--onnx", "x.onnx"], "a token team's checkpoint: ONNX export is for PPO policies"),
+    (["train", "--algo", "grpo", "--init", "RUN/lm.pt", "--hidden", "64"], "hidden 64 does not apply with init"),
+    (
+        ["train", "--algo", "grpo", "--init", "RUN/lm.pt", "--max-new-tokens", "600"],
+        "max_new_tokens 600 leaves no room",
+    ),
+    (["train", "--algo", "grpo", "--init", "RUN/cartpole.pt"], "is not a lm run's checkpoint"),
+    (["train", "--team", "--init", "RUN/lm.pt"], "is not a team run's checkpoint"),
 ]
 
 
