@@ -430,7 +430,7 @@ def _python_cases(folder):
         (lambda: LMTrainConfig.from_dict({"vocab": 1}), "vocab must be at least 258"),
         (
             lambda: check_token_memory(LMTrainConfig.from_dict({"algo": "grpo", "group_size": 10**9})),
-            "would need about",
+            "would need at least",
         ),
         (lambda: TeamTrainConfig.from_dict({"size": 100_000}), "grid does not fit the model's context"),
         (lambda: check_token_memory(TeamTrainConfig.from_dict({"rounds": 10**6})), "rounds 1,000,000"),

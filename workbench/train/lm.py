@@ -110,8 +110,8 @@ class ModelConfig:
         if self.model == "tiny":   # settings of another model are refused, not ignored
             for k in ("lora", "gguf_file"):
                 if getattr(self, k):
-                    raise PolicyError(f"{k} does not apply to the tiny model (it trains every weight, from a checkpoint of "
-                                      f"its own): leave --{k.replace('_', '-')} out, or give --model smollm2 or a folder")
+                    raise PolicyError(f"{k} does not apply to the tiny model (it trains all its weights, and has no GGUF "
+                                      f"file): leave --{k.replace('_', '-')} out, or give --model smollm2 or a model folder")
         elif self.model in SHIPPED and self.gguf_file:
             raise PolicyError(f"gguf_file does not apply to {self.model}: it loads its own ({SHIPPED[self.model][1]})")
         elif self.gguf_file and not (Path(self.model) / self.gguf_file).is_file():
@@ -339,8 +339,8 @@ def check_token_memory(cfg, device: str = "cpu") -> None:
         need = sum(b for _, b, _ in mine)
         if need > free:
             what, most, _ = max(mine, key=lambda p: p[1])
-            raise ConfigError(f"{what} would need about {most / 2**30:,.1f} GiB (the run at least {need / 2**30:,.1f} GiB); "
-                              f"{where} has {free / 2**30:,.1f} GiB free")
+            raise ConfigError(f"{what} would need at least {most / 2**30:,.1f} GiB (the whole run at least "
+                              f"{need / 2**30:,.1f} GiB); {where} has {free / 2**30:,.1f} GiB free")
 
 # %% ../../nbs/05f_train.lm.ipynb #238950b6
 def task_corpus(cfg: LMTrainConfig) -> list:
