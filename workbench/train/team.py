@@ -20,8 +20,8 @@ from ..policy import role_map
 from ..runs.events import Controls, EventBus, Kind
 from .checkpoint import CheckpointManager, rng_state, set_rng_state
 from .config import RunConfig, Sections
-from .lm import (GRPOConfig, ModelConfig, OptimConfig, build_policy, check_token_config, load_weights,
-                                model_state, optimise, set_lr, token_frame, token_summary, warmup_cosine)
+from .lm_config import GRPOConfig, ModelConfig, OptimConfig, check_token_config
+from .lm import build_policy, load_weights, model_state, optimise, set_lr, token_frame, token_summary, warmup_cosine
 from .loop import Trainer
 from .loss import group_advantages, grpo_loss
 
