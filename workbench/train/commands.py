@@ -4,13 +4,15 @@
 
 # %% ../../nbs/05j_train.commands.ipynb #22cae370
 from __future__ import annotations
-from ..core import CheckpointError, Parser, load_config_file  # first: quiets dependency notices
-import dataclasses, json, sys
+from ..core import CheckpointError, Parser, WorkbenchError, load_config_file  # first: quiets dependency notices
+import dataclasses, json, math, sys
+from pathlib import Path
 from typing import Optional
 
 # %% auto #0
-__all__ = ['LM_ALGOS', 'EVAL_MAX', 'SAMPLES_MAX', 'TURNS_MAX', 'is_lm_train', 'make_lm_parser', 'build_lm_config',
-           'main_train_lm', 'task_spec', 'eval_lm', 'eval_team']
+__all__ = ['LM_ALGOS', 'KINDS', 'EVAL_FLAGS', 'EVAL_TAKES', 'EVAL_MAX', 'SAMPLES_MAX', 'TURNS_MAX', 'is_lm_train',
+           'make_lm_parser', 'build_lm_config', 'main_train_lm', 'load_policy', 'cmd_eval', 'checkpoint_origin',
+           'eval_trading', 'task_spec', 'eval_lm', 'eval_team']
 
 # %% ../../nbs/05j_train.commands.ipynb #b51a2d17
 LM_ALGOS = ("sft", "grpo")
@@ -98,6 +100,109 @@ def main_train_lm(argv: list) -> int:
         return 1
     return 0
 
+# %% ../../nbs/05j_train.commands.ipynb #22a47608
+def load_policy(checkpoint: str, env: Optional[str] = None, device: str = "cpu", pick: str = "last"):
+    "Policy and config from a checkpoint (in a run folder: see `find_checkpoint`); with `env`, check it fits that env's spaces."
+    from workbench.train.checkpoint import find_checkpoint, load_checkpoint
+    from workbench.train.config import TrainConfig
+    from workbench.env.make import agents_per_env, make_env, describe_spaces
+    from workbench.policy import make_policy
+    path = find_checkpoint(checkpoint, pick)
+    state = load_checkpoint(path)
+    if state.get("kind") in KINDS: raise CheckpointError(f"{path} is {KINDS[state['kind']]}, not a PPO policy's")
+    cfg = TrainConfig.from_dict(state["config"])
+    spec = env or cfg.env.env
+    vecenv = make_env(spec, num_envs=agents_per_env(spec))   # one env (of all its agents, for multi-agent envs)
+    try:
+        spaces = describe_spaces(vecenv)
+        if spaces != state["spaces"]:
+            raise CheckpointError(f"checkpoint {path} was trained on spaces {state['spaces']}, but {spec!r} has {spaces}")
+        policy = make_policy(vecenv.single_observation_space, vecenv.single_action_space, cfg.policy, vecenv.agent_names)
+    finally: vecenv.close()
+    try: policy.load_state_dict(state["model"])
+    except RuntimeError as e:
+        raise CheckpointError(f"checkpoint {path} does not fit its policy: {str(e).splitlines()[0][:160]}") from None
+    return policy.to(device), cfg, spec, path
+
+KINDS = {"lm": "a code agent's checkpoint", "team": "a token team's checkpoint"}   # PPO's carry no kind
+EVAL_FLAGS = {"env": "--env SPEC", "swap_roles": "--swap-roles", "task": "--task SPEC", "samples": "--samples",
+              "turns": "--turns", "temperature": "--temperature"}
+EVAL_TAKES = {"ppo": ("a PPO policy's checkpoint", ("env", "swap_roles")),
+              "lm": (KINDS["lm"], ("task", "samples", "turns", "temperature")),
+              "team": (KINDS["team"], ("swap_roles", "temperature"))}
+
+def cmd_eval(args) -> int:
+    "Evaluate a checkpoint greedily and stochastically (a language-model run's: `eval_lm`, `eval_team`)."
+    from workbench.judge.episodes import evaluate_policy
+    from workbench.policy import swap_roles
+    from workbench.core import resolve_device, seed_everything
+    import torch
+    if args.episodes is not None and args.episodes < 1:
+        raise WorkbenchError(f"--episodes must be at least 1, got {args.episodes}")
+    if not 0 <= args.seed < 2**31: raise WorkbenchError(f"--seed must be in [0, 2**31), got {args.seed}")
+    if args.temperature is not None and not (math.isfinite(args.temperature) and args.temperature > 0):
+        raise WorkbenchError(f"--temperature must be a positive number, got {args.temperature}")
+    device = resolve_device(args.device)
+    from workbench.train.checkpoint import find_checkpoint, load_checkpoint
+    kind = load_checkpoint(path := find_checkpoint(args.checkpoint, args.pick)).get("kind") or "ppo"
+    what, takes = EVAL_TAKES[kind]   # the flags of another kind of run are refused, not ignored
+    if bad := [k for k in EVAL_FLAGS if getattr(args, k) not in (None, False) and k not in takes]:
+        raise WorkbenchError(f"{EVAL_FLAGS[bad[0]].split()[0]} does not apply to {path}, {what}: its evaluation takes "
+                    f"{', '.join(EVAL_FLAGS[k] for k in takes)}, --split and --episodes")
+    if kind in ("lm", "team"):   # a code agent, or a team of token agents
+        return (eval_lm if kind == "lm" else eval_team)(args, path)
+    args.episodes = args.episodes or 100
+    torch.set_num_threads(1)
+    policy, cfg, spec, path = load_policy(args.checkpoint, args.env, device, pick=args.pick)
+    if args.swap_roles: policy = swap_roles(policy, cfg.policy.policy_map)   # do the roles' networks specialise?
+    from workbench.env.spec import parse_spec
+    trading = parse_spec(spec).name == "trading"
+    if args.split and not trading:   # an env with held-out sets of its own (planpath?split=...): the one asked for
+        from workbench.env.make import resolve_env
+        from workbench.env.spec import with_options
+        try: resolve_env(split_spec := with_options(spec, split=args.split))
+        except WorkbenchError:
+            raise WorkbenchError(f"--split applies to envs with held-out splits (trading, planpath), not {spec!r}") from None
+        spec = split_spec
+    print(f"checkpoint: {path} ({checkpoint_origin(path)})", file=sys.stderr)   # once every check has passed
+    seed_everything(args.seed)
+    if trading: return eval_trading(args, policy, spec, path, device)
+    greedy = evaluate_policy(policy, spec, args.episodes, greedy=True, seed=args.seed, device=device)
+    stochastic = evaluate_policy(policy, spec, args.episodes, greedy=False, seed=args.seed + 1, device=device)
+    strip = lambda r: {k: v for k, v in r.items() if k != "returns"}
+    result = {"checkpoint": str(path), "env": spec, **strip(greedy), "stochastic": strip(stochastic),
+              **({"route": dict(zip(policy.roles, policy.route))} if hasattr(policy, "route") else {})}
+    if args.json: print(json.dumps(result))
+    else:
+        for name, r in (("greedy", greedy), ("stochastic", stochastic)):
+            print(f"{name:>10}: mean return {r['mean_return']:.1f} ± {r['std_return']:.1f} over {r['episodes']} episodes "
+                  f"(95% CI {r['ci95'][0]:.1f} to {r['ci95'][1]:.1f}; min {r['min_return']:.1f}, max {r['max_return']:.1f})")
+            if r.get("agents"): print(" " * 12 + "per agent: " + ", ".join(f"{n} {v:.1f}" for n, v in r["agents"].items()))
+            if r.get("env_stats"): print(" " * 12 + "env: " + ", ".join(f"{n} {v:.3g}" for n, v in r["env_stats"].items()))
+    return 0
+
+def checkpoint_origin(path) -> str:
+    "Which checkpoint of its run `path` is, in words: the best-scoring, a step's, or a file given as such."
+    from workbench.train.checkpoint import load_checkpoint
+    state, path = load_checkpoint(path), Path(path)
+    step, score = state.get("counters", {}).get("global_step"), state.get("score")
+    at = f"step {step:,}" if isinstance(step, int) else "an unknown step"
+    scored = f", greedy return {score:.1f} when saved" if score is not None else ""
+    if path.name == "best.pt": return f"the run's best-scoring checkpoint: {at}{scored}"
+    if path.name.startswith("step_"): return f"the run's checkpoint of {at}{scored}"
+    return f"saved at {at}{scored}"
+
+def eval_trading(args, policy, spec: str, path, device: str) -> int:
+    "The trading evaluation of `workbench eval`: the split walked once per symbol, against buy-and-hold and flat."
+    from workbench.judge.trading import evaluate_trading, trading_table
+    result = evaluate_trading(policy, spec, split=args.split or "test", device=device, seed=args.seed % 2**31)
+    result["checkpoint"] = str(path)
+    if args.json: print(json.dumps(result)); return 0
+    first = next(iter(result["symbols"].values()))
+    print(f"{spec}, split {result['split']} ({first['first_day']} to {first['last_day']}), greedy policy from {path}:")
+    print(trading_table(result))
+    return 0
+
 # %% ../../nbs/05j_train.commands.ipynb #d673f912
 EVAL_MAX = 1000   # held-out tasks of each level (or grids) an evaluation takes at most
 SAMPLES_MAX, TURNS_MAX = 1000, 100
@@ -118,7 +223,8 @@ def eval_lm(args, path) -> int:
     from workbench.judge.code_eval import multi_turn, pass_at_k
     from workbench.judge.code_tasks import LEVELS, held_out
     from workbench.train.checkpoint import load_checkpoint
-    from workbench.train.lm import LMTrainConfig, build_policy, task_env
+    from workbench.train.lm import build_policy
+    from workbench.train.lm_config import LMTrainConfig, task_env
     state = load_checkpoint(path)
     cfg = LMTrainConfig.from_dict(state["config"])
     spec = task_spec(args.task) if args.task else cfg.task.task
