@@ -368,3 +368,79 @@ def test_markup_in_a_run_is_shown_as_text_and_never_runs(runs_dir):
                 browser.close()
     finally:
         server.stop()
+
+
+def test_a_public_bind_prints_a_url_that_works(runs_dir):
+    """`--address 0.0.0.0 --token auto` prints a URL naming one of this machine's addresses (not 0.0.0.0), with the
+    token: requested as printed, it answers."""
+    from urllib.parse import parse_qs, urlsplit
+
+    port = free_port()
+    log = open(Path(runs_dir).parent / f"serve-{port}.log", "w+")
+    proc = subprocess.Popen(
+        [
+            *WORKBENCH,
+            "serve",
+            "--address",
+            "0.0.0.0",
+            "--token",
+            "auto",
+            "--port",
+            str(port),
+            "--runs-dir",
+            str(runs_dir),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=log,
+        text=True,
+    )
+    try:
+        announce = proc.stdout.readline()
+        assert announce.startswith("workbench serve: http://"), announce
+        url = announce.split()[2]
+        parts = urlsplit(url)
+        assert parts.hostname != "0.0.0.0" and parts.port == port and parse_qs(parts.query)["token"], url
+        with urllib.request.urlopen(url, timeout=60) as r:  # the page, as printed
+            assert r.status == 200 and b"<html" in r.read().lower()
+        token = parse_qs(parts.query)["token"][0]
+        assert get(f"http://{parts.netloc}/api/status?token={token}")[0] == 200
+        assert get(f"http://{parts.netloc}/api/status")[0] == 401
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=90)
+    log.seek(0)
+    assert proc.returncode == 0 and "Traceback" not in log.read()
+
+
+def test_ipv6_loopback_hosts_and_malformed_requests_never_get_500(runs_dir):
+    "An IPv6 loopback Host is served like any loopback name; a malformed Host or path gets 400; nothing gets 500."
+    server = Server(runs_dir)
+    try:
+        p = server.port
+        for host, path, expected in [
+            (f"[::1]:{p}", "/runs", 200),
+            ("[::1]", "/runs", 200),
+            ("::1", "/runs", 200),
+            (f"[::1]:{p}", "/api/runs", 200),
+            (f"[::1]:{p}", "/system", 200),
+            ("[::1", "/runs", 400),
+            ("[::1]:abc", "/runs", 400),
+            ("[::1]x", "/api/runs", 400),
+            ("127.0.0.1:99999", "/runs", 400),
+            ("[fe80::1]:80", "/runs", 403),
+            (f"127.0.0.1:{p}", "/static/%00", 400),
+            (f"127.0.0.1:{p}", "/static/%ff", 400),
+            (f"127.0.0.1:{p}", "/%00", 400),
+            (f"127.0.0.1:{p}", "/runs%00", 400),
+            (f"127.0.0.1:{p}", "/api/runs/%00", 400),
+            (f"127.0.0.1:{p}", "/api/runs/%ff", 400),
+            (f"127.0.0.1:{p}", "/api/runs/a%0ab", 400),
+            (f"[::1]:{p}", "/static/%00", 400),
+            (f"127.0.0.1:{p}", "/run?id=%00", 200),  # a query is the page's to read: no such run
+            (f"127.0.0.1:{p}", "/static/..%2f..%2fetc%2fpasswd", 403),
+        ]:
+            status, _, _ = raw_request(p, path, host)
+            assert status == expected, (host, path, status)
+        assert "Traceback" not in server.stderr() and " 500 " not in server.stderr(), server.stderr()[-3000:]
+    finally:
+        server.stop()

@@ -2,7 +2,7 @@
 Python) and one line naming the problem, no traceback, and nothing written. The commands run in-process (`main`), in a
 folder of their own that must stay as it was."""
 
-import contextlib, io, math, os
+import contextlib, io, json, math, os
 from pathlib import Path
 
 import pytest
@@ -129,6 +129,110 @@ OTHERS = [
     (["nosuchcommand"], "invalid choice: 'nosuchcommand'"),
 ]
 
+# Language-model agents and teams of them: each kind of setting with a range, checked before anything is built
+TRAIN += [
+    (
+        ["--algo", "grpo", "--group-size", "1000000000"],
+        "GRPO's step (batch_size 32 x group_size 1,000,000,000 x turns 1)",
+    ),
+    (["--algo", "grpo", "--group-size", "1"], "group_size must be at least 2"),
+    (["--algo", "grpo", "--batch-size", "100000000000"], "GRPO's step (batch_size 100,000,000,000"),
+    (["--algo", "sft", "--batch-size", "1000000000000"], "SFT's step (batch_size 1,000,000,000,000)"),
+    (["--algo", "sft", "--batch-size", "0"], "batch_size must be at least 1"),
+    (["--algo", "grpo", "--task", "code?turns=1000000000"], "x turns 1,000,000,000)"),
+    (["--algo", "grpo", "--temperature", "0"], "GRPO samples each task's group: temperature must be above 0, got 0.0"),
+    (["--algo", "grpo", "--temperature", "nan"], "config key 'temperature' must be a finite number"),
+    (["--algo", "grpo", "--top-p", "0"], "top_p must be in (0, 1]"),
+    (["--algo", "grpo", "--beta", "-1"], "beta must be non-negative"),
+    (["--algo", "grpo", "--epsilon", "1"], "epsilon must be in [0, 1)"),
+    (["--algo", "grpo", "--epsilon-high", "-0.1"], "epsilon_high must be non-negative"),
+    (["--algo", "grpo", "--review", "1"], "review must be in [0, 1)"),
+    (["--algo", "grpo", "--promote-at", "1.5"], "need 0 <= demote_at < promote_at <= 1"),
+    (["--algo", "grpo", "--window", "100000000000000"], "the curriculum's window (100,000,000,000,000)"),
+    (["--algo", "grpo", "--max-new-tokens", "10000000"], "max_new_tokens 10,000,000 leaves no room for the prompt"),
+    (["--algo", "grpo", "--max-new-tokens", "0"], "max_new_tokens must be at least 1"),
+    (["--algo", "sft", "--lora", "8"], "lora does not apply to the tiny model"),
+    (["--algo", "sft", "--gguf-file", "m.gguf"], "gguf_file does not apply to the tiny model"),
+    (["--algo", "sft", "--lora", "-1"], "lora must be 0 (off) or a rank, got -1"),
+    (["--algo", "sft", "--vocab", "1"], "tiny model vocab must be at least 258"),
+    (["--algo", "sft", "--hidden", "6", "--heads", "2"], "must be even"),
+    (["--algo", "sft", "--hidden", "0"], "tiny model size hidden must be at least 1"),
+    (["--algo", "sft", "--hidden", "1000000"], "the model ("),
+    (["--algo", "sft", "--corpus-tasks", "1000000000000"], "the tokenizer's corpus (corpus_tasks 1,000,000,000,000)"),
+    (["--algo", "sft", "--sft-demos", "1000000000000"], "SFT's demonstrations (sft_demos 1,000,000,000,000"),
+    (["--algo", "sft", "--eval-tasks", "0"], "eval_tasks must be 1 to 1,000"),
+    (["--algo", "sft", "--eval-tasks", "1000000"], "eval_tasks must be 1 to 1,000"),
+    (["--algo", "sft", "--learning-rate", "0"], "learning_rate must be positive"),
+    (["--algo", "sft", "--warmup", "-1"], "warmup must be non-negative"),
+    (["--algo", "sft", "--updates", "0"], "updates must be at least 1"),
+    (["--algo", "sft", "--seed", "-1"], "seed must be in [0, 2**31)"),
+    (["--algo", "sft", "--task", "code?examples=7"], "examples must be 0 to 6"),
+    (["--algo", "sft", "--task", "code?source=benchmark&level=hard"], "level does not apply to source=benchmark"),
+    (["--algo", "sft", "--task", "code?path=tasks.jsonl"], "path does not apply to source=gen"),
+    (["--team", "--size", "100000"], "a 100,000 x 100,000 grid does not fit the model's context of 512 tokens"),
+    (["--team", "--size", "5000", "--context", "20000"], "the held-out grids (1,000 a set, 5,000 x 5,000)"),
+    (["--team", "--size", "1"], "need size >= 2"),
+    (["--team", "--walls", "0.9"], "walls in [0, 0.6]"),
+    (["--team", "--rounds", "1000000"], "rounds 1,000,000)"),
+    (
+        ["--team", "--algo", "grpo", "--rounds", "1000000"],
+        "GRPO's step (batch_size 32 x group_size 8 x 2 roles x rounds 1,000,000)",
+    ),
+    (["--team", "--rounds", "0"], "rounds must be at least 1"),
+    (["--team", "--algo", "grpo", "--group-size", "1000000000"], "group_size 1,000,000,000"),
+    (["--team", "--algo", "grpo", "--temperature", "0"], "temperature must be above 0"),
+    (["--team", "--alpha", "2"], "alpha must be in [0, 1]"),
+    (["--team", "--eval-grids", "0"], "eval_grids must be 1 to 1,000"),
+    (["--team", "--task", "code", "--max-new-tokens", "64", "--size", "8"], "size is a setting of path tasks"),
+    (["--team", "--level", "hard"], "level is a setting of code tasks"),
+    (["--team", "--lora", "8"], "lora does not apply to the tiny model"),
+    (["--team", "--vocab", "256"], "tiny model vocab must be at least 258"),
+]
+SWEEP = str(ROOT / "nbs" / "experiments" / "sweeps" / "cartpole.toml")
+OTHERS += [
+    (
+        ["judge", "score", "--query", "q", "--response", "r", "--tests-file", "bad.json"],
+        "--tests-file bad.json is not JSON",
+    ),
+    (
+        ["judge", "score", "--query", "q", "--response", "r", "--tests-file", "dict.json"],
+        "must hold a JSON list of test",
+    ),
+    (["judge", "score", "--query", "q", "--response", "r", "--tests-file", "mixed.json"], "an item that is not one"),
+    (
+        ["judge", "score", "--query", "q", "--response", "r", "--test", "assert 1", "--time-budget", "-1"],
+        "--time-budget must be a positive number of seconds, got -1.0",
+    ),
+    (
+        ["judge", "score", "--query", "q", "--response", "r", "--test", "assert 1", "--time-budget", "nan"],
+        "--time-budget must be a positive number of seconds, got nan",
+    ),
+    (
+        ["judge", "score", "--query", "q", "--response", "r", "--test", "assert 1", "--time-budget", "0"],
+        "--time-budget",
+    ),
+    (
+        ["judge", "score", "--query", "q", "--response", "r", "--test", "assert 1", "--time-budget", "inf"],
+        "--time-budget",
+    ),
+    (["judge", "benchmark", "--tasks", "101"], "--tasks must be between 1 and 100"),
+    (["serve", "--allow-host", "http://lab.example/"], "--allow-host 'http://lab.example/' is not a host name"),
+    (["serve", "--allow-host", ""], "is not a host name"),
+    (["serve", "--address", ""], "--address must not be empty"),
+    (["sweep", "--config", SWEEP, "--trials", "0"], "trials must be a whole number of at least 1"),
+    (["sweep", "--config", SWEEP, "--max-parallel", "0"], "max_parallel must be a whole number of at least 1"),
+    (["sweep", "--config", SWEEP, "--timeout", "-1"], "timeout must be a positive number of seconds"),
+    (["sweep", "--config", SWEEP, "--timeout", "nan"], "timeout must be a positive number of seconds"),
+    (["sweep", "--config", SWEEP, "--downsample", "0"], "downsample must be a whole number of at least 1"),
+    (
+        ["sweep", "--config", SWEEP, "--method", "pbt", "--population", "0"],
+        "population must be a whole number of at least 2",
+    ),
+    (["sweep", "--config", SWEEP, "--method", "pbt", "--rounds", "0"], "rounds must be a whole number of at least 1"),
+    (["sweep", "--config", SWEEP, "--method", "pbt", "--quantile", "2"], "quantile must be in (0, 0.5]"),
+    (["sweep", "--config", SWEEP, "--method", "pbt", "--resample", "2"], "resample must be in [0, 1]"),
+]
+
 FILES = {
     "a-file": "not a folder",
     "corrupt.pt": "\x00garbage" * 10,
@@ -139,6 +243,9 @@ FILES = {
     "list.yaml": "- 1\n- 2\n",
     "params.txt": "seed: 1\n",
 }
+FILES.update(
+    {"bad.json": '["assert f(1) == 2"', "dict.json": '{"test": "assert f(1) == 2"}', "mixed.json": '["assert 1", 2]'}
+)
 
 
 @pytest.fixture
@@ -193,6 +300,91 @@ def test_bad_trading_data_is_one_line(folder):
         assert listing(folder) == before
 
 
+@pytest.fixture(scope="module")
+def made_runs(tmp_path_factory):
+    "Checkpoints of three kinds of run, each copied to a file: a PPO policy of CartPole, a code agent (SFT) and a token team."
+    import shutil
+
+    from conftest import TINY, workbench
+    from workbench.train.checkpoint import find_checkpoint
+
+    fx = tmp_path_factory.mktemp("bad-input-runs")
+    small = ["--hidden", "32", "--layers", "1", "--heads", "2", "--ffn", "64", "--vocab", "300", "--corpus-tasks", "20",
+             "--updates", "1", "--batch-size", "2", "--eval-every", "0", "--device", "cpu", "--quiet"]  # fmt: skip
+    for name, flags in (
+        ("cartpole", ["--env", "gym:CartPole-v1", *TINY, "--total-timesteps", "64"]),
+        ("lm", ["--algo", "sft", *small]),
+        ("team", ["--team", *small, "--size", "4"]),
+    ):
+        r = workbench("train", *flags, "--runs-dir", fx / "runs", "--name", name, "--json")
+        assert r.returncode == 0, r.stderr[-2000:]
+        shutil.copy(
+            find_checkpoint(json.loads(r.stdout.strip().splitlines()[-1])["run_dir"], "last"), fx / f"{name}.pt"
+        )
+    return fx
+
+
+RUNS = [  # `RUN/x.pt` is a checkpoint of `made_runs`
+    (
+        ["eval", "RUN/cartpole.pt", "--split", "test"],
+        "--split applies to envs with held-out splits (trading, planpath)",
+    ),
+    (["eval", "RUN/cartpole.pt", "--task", "code?level=easy"], "--task does not apply to"),
+    (["eval", "RUN/cartpole.pt", "--samples", "4"], "--samples does not apply to"),
+    (["eval", "RUN/cartpole.pt", "--turns", "2"], "--turns does not apply to"),
+    (["eval", "RUN/cartpole.pt", "--temperature", "0.5"], "--temperature does not apply to"),
+    (["eval", "RUN/cartpole.pt", "--seed", "-1"], "--seed must be in [0, 2**31)"),
+    (["eval", "RUN/lm.pt", "--env", "gym:CartPole-v1"], "--env does not apply to"),
+    (["eval", "RUN/lm.pt", "--env", "missing.jsonl"], "its evaluation takes --task SPEC, --samples"),
+    (["eval", "RUN/lm.pt", "--swap-roles"], "--swap-roles does not apply to"),
+    (["eval", "RUN/lm.pt", "--task", "missing.jsonl"], "cannot read the task file missing.jsonl"),
+    (["eval", "RUN/lm.pt", "--task", "a-file"], "task file a-file, line 1: not JSON"),
+    (["eval", "RUN/lm.pt", "--task", "code?level=expert"], "unknown level 'expert'"),
+    (["eval", "RUN/lm.pt", "--task", "gym:CartPole-v1"], "cannot read the task file gym:CartPole-v1"),
+    (["eval", "RUN/lm.pt", "--task", "code?source=benchmark", "--split", "val"], "--split applies to generated tasks"),
+    (["eval", "RUN/lm.pt", "--task", "code?turns=2", "--turns", "3"], "give the attempts once"),
+    (["eval", "RUN/lm.pt", "--split", "train"], "--split val or test"),
+    (["eval", "RUN/lm.pt", "--episodes", "100000"], "--episodes (tasks of each level) must be 1 to 1,000, got 100000"),
+    (["eval", "RUN/lm.pt", "--samples", "0"], "--samples must be 1 to 1,000, got 0"),
+    (["eval", "RUN/lm.pt", "--samples", "1000000"], "--samples must be 1 to 1,000"),
+    (["eval", "RUN/lm.pt", "--turns", "1000"], "--turns must be 1 to 100"),
+    (["eval", "RUN/lm.pt", "--turns", "0"], "--turns must be 1 to 100, got 0"),
+    (["eval", "RUN/lm.pt", "--temperature", "0.5"], "--temperature applies to sampled attempts"),
+    (["eval", "RUN/lm.pt", "--samples", "2", "--temperature", "0"], "--temperature must be a positive number, got 0.0"),
+    (
+        ["eval", "RUN/lm.pt", "--samples", "2", "--temperature", "inf"],
+        "--temperature must be a positive number, got inf",
+    ),
+    (["eval", "RUN/team.pt", "--task", "code"], "--task does not apply to"),
+    (
+        ["eval", "RUN/team.pt", "--env", "planpath"],
+        "its evaluation takes --swap-roles, --temperature, --split and --episodes",
+    ),
+    (["eval", "RUN/team.pt", "--episodes", "1000000"], "--episodes (held-out grids or tasks) must be 1 to 1,000"),
+    (["eval", "RUN/team.pt", "--swap-roles"], "--swap-roles needs a model per role"),
+    (["export", "RUN/lm.pt", "--onnx", "x.onnx"], "a code agent's checkpoint: ONNX export is for PPO policies"),
+    (["export", "RUN/team.pt", "--onnx", "x.onnx"], "a token team's checkpoint: ONNX export is for PPO policies"),
+    (["train", "--algo", "grpo", "--init", "RUN/lm.pt", "--hidden", "64"], "hidden 64 does not apply with init"),
+    (
+        ["train", "--algo", "grpo", "--init", "RUN/lm.pt", "--max-new-tokens", "600"],
+        "max_new_tokens 600 leaves no room",
+    ),
+    (["train", "--algo", "grpo", "--init", "RUN/cartpole.pt"], "is not a lm run's checkpoint"),
+    (["train", "--team", "--init", "RUN/lm.pt"], "is not a team run's checkpoint"),
+]
+
+
+@pytest.mark.parametrize("argv,message", RUNS, ids=[" ".join(a)[:60] for a, _ in RUNS])
+def test_bad_input_about_a_run(folder, made_runs, argv, message):
+    "Flags that do not fit the kind of run (or their ranges): one line, the only one, exit 2, and nothing written anywhere."
+    before, runs_before = listing(folder), listing(made_runs)
+    code, err = run_main([str(made_runs / a[4:]) if a.startswith("RUN/") else a for a in argv])
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and message in lines[0], (code, err[-1500:])
+    assert "Traceback" not in err
+    assert listing(folder) == before and listing(made_runs) == runs_before, "bad input must write nothing"
+
+
 def _cartpole_policy():
     from workbench.env.make import make_env
     from workbench.policy import PolicyConfig, make_policy
@@ -210,6 +402,8 @@ def _python_cases(folder):
     from workbench.policy import PolicyConfig
     from workbench.runs.store import RunStore
     from workbench.train.config import PPOConfig, RunConfig, TrainConfig
+    from workbench.train.lm import LMTrainConfig, check_token_memory
+    from workbench.train.team import TeamTrainConfig
 
     return [
         (lambda: TrainConfig.from_dict(None), "config must be a mapping of settings"),
@@ -231,6 +425,15 @@ def _python_cases(folder):
         (lambda: evaluate_policy(_cartpole_policy(), "gym:Acrobot-v1", episodes=2), "the policy was built for"),
         (lambda: Limits(cpu_s=-1), "sandbox limit cpu_s must be positive"),
         (lambda: Limits(cpu_s=math.nan), "config key 'cpu_s' must be a finite number"),
+        (lambda: LMTrainConfig.from_dict({"algo": "grpo", "temperature": 0}), "temperature must be above 0"),
+        (lambda: LMTrainConfig.from_dict({"lora": 8}), "lora does not apply to the tiny model"),
+        (lambda: LMTrainConfig.from_dict({"vocab": 1}), "vocab must be at least 258"),
+        (
+            lambda: check_token_memory(LMTrainConfig.from_dict({"algo": "grpo", "group_size": 10**9})),
+            "would need at least",
+        ),
+        (lambda: TeamTrainConfig.from_dict({"size": 100_000}), "grid does not fit the model's context"),
+        (lambda: check_token_memory(TeamTrainConfig.from_dict({"rounds": 10**6})), "rounds 1,000,000"),
     ]
 
 

@@ -223,3 +223,44 @@ def test_tensorboard_event_files(tmp_path):
     } <= tags, tags
     assert [s.step for s in acc.Scalars("perf/sps")] == [32 * i for i in range(1, 9)]
     assert "hyperparameters/text_summary" in acc.Tags()["tensors"]
+
+
+def test_eval_of_a_code_agent_on_its_users_task_file(tmp_path):
+    """`workbench eval <code agent's run> --task FILE`: the tasks of a JSON-lines file written here, scored whole. The run
+    writes one token, so every completion stays in the prompt's trailing comment: the task whose prompt already solves it
+    passes and the other fails, whatever the model learnt. The spec form takes samples and turns; PPO's flags are refused."""
+    r = workbench("train", "--algo", "sft", "--updates", 2, "--batch-size", 2, "--hidden", 32, "--layers", 1, "--heads", 2,
+                  "--ffn", 64, "--vocab", 300, "--corpus-tasks", 30, "--eval-every", 0, "--max-new-tokens", 1,
+                  "--device", "cpu", "--runs-dir", tmp_path / "runs", "--quiet", "--json")  # fmt: skip
+    assert r.returncode == 0, r.stderr[-2000:]
+    run = last_json(r.stdout)["run_dir"]
+    tasks = tmp_path / "mine.jsonl"
+    rows = [
+        {
+            "id": "solved",
+            "prompt": "def inc(x):\n    return x + 1\n# ",
+            "entry": "inc",
+            "tests": ["assert inc(1) == 2"],
+        },
+        {"id": "unsolved", "prompt": "def dec(x):\n    return x\n# ", "entry": "dec", "tests": ["assert dec(1) == 0"]},
+    ]
+    tasks.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    e = workbench("eval", run, "--task", tasks, "--json")
+    assert e.returncode == 0, e.stderr[-2000:]
+    result = last_json(e.stdout)
+    assert result["task"] == f"code?source=file&path={tasks}" and result["split"] is None
+    assert result["file"]["tasks"] == 2 and result["passed"] == [1, 0] and result["overall"]["pass@1"] == 0.5
+    assert not {"easy", "medium", "hard"} & set(result)
+    e = workbench("eval", run, "--task", f"code?source=file&path={tasks}&turns=2", "--samples", 2, "--json")
+    assert e.returncode == 0, e.stderr[-2000:]
+    result = last_json(e.stdout)
+    assert result["passed"] == [2, 0] and result["file"]["pass@2"] == 0.5
+    assert result["multi_turn"]["turns"] == 2 and result["multi_turn"]["overall"]["pass@1"] == 0.5
+    from workbench.train.checkpoint import find_checkpoint
+
+    for flag in (["--env", "gym:CartPole-v1"], ["--swap-roles"]):
+        e = workbench("eval", run, *flag)
+        assert e.returncode == 2 and e.stderr.strip().splitlines() == [
+            f"workbench: error: {flag[0]} does not apply to {find_checkpoint(run, 'best')}, a code agent's "
+            "checkpoint: its evaluation takes --task SPEC, --samples, --turns, --temperature, --split and --episodes"
+        ], e.stderr

@@ -7,7 +7,7 @@ import json
 from conftest import ROOT, last_json, workbench
 from workbench.runs.store import RunStore
 
-SMALL = ["--hidden", "32", "--layers", "1", "--heads", "2", "--ffn", "64", "--vocab", "256", "--corpus-tasks", "50",
+SMALL = ["--hidden", "32", "--layers", "1", "--heads", "2", "--ffn", "64", "--vocab", "300", "--corpus-tasks", "50",
          "--size", "4", "--eval-grids", "8", "--device", "cpu"]  # fmt: skip
 
 
@@ -36,7 +36,8 @@ def test_team_sft_grpo_resume_and_swap(tmp_path):
 
 def test_code_team_sft_grpo_and_swap(tmp_path):
     "A tester and a coder on generated tasks: SFT, tree-sampled GRPO with a model a role (the sandbox runs both), roles swapped."
-    runs, code = tmp_path / "runs", ["--task", "code", "--max-new-tokens", "48", *SMALL]
+    grid = SMALL.index("--size")  # a grid side is no setting of code tasks
+    runs, code = tmp_path / "runs", ["--task", "code", "--max-new-tokens", "48", *SMALL[:grid], *SMALL[grid + 2 :]]
     r = workbench("train", "--team", "--algo", "sft", "--updates", "2", "--batch-size", "2", *code, "--runs-dir", runs,
                   "--quiet", "--json")  # fmt: skip
     assert r.returncode == 0, r.stderr[-2000:]

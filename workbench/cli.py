@@ -4,20 +4,20 @@
 
 # %% ../nbs/08_cli.ipynb #bc281791
 from __future__ import annotations
-from .core import WorkbenchError, CheckpointError  # first: it quiets two dependency notices before torch loads
+from .core import WorkbenchError  # first: it quiets two dependency notices before torch loads
 from .core import Parser, load_config_file
-import argparse, dataclasses, json, os, sys
+import argparse, dataclasses, json, math, os, sys
 from pathlib import Path
 from typing import Optional
 
 from .jobs.commands import add_job_commands
 from .jobs.tune import add_sweep_command
 from .doctor import add_doctor_command
+from .train.commands import KINDS, cmd_eval, load_policy  # `workbench eval` (and the policy `export` loads)
 
 # %% auto #0
-__all__ = ['ALIASES', 'JUDGE_NAMES', 'fail', 'add_config_flags', 'build_config', 'cmd_train', 'load_policy', 'cmd_eval',
-           'checkpoint_origin', 'eval_trading', 'cmd_envs', 'cmd_serve', 'cmd_export', 'make_judges', 'cmd_judge_score',
-           'cmd_judge_benchmark', 'make_parser', 'main']
+__all__ = ['ALIASES', 'JUDGE_NAMES', 'fail', 'add_config_flags', 'build_config', 'cmd_train', 'cmd_envs', 'cmd_serve',
+           'cmd_export', 'make_judges', 'cmd_judge_score', 'cmd_judge_benchmark', 'make_parser', 'main']
 
 # %% ../nbs/08_cli.ipynb #8426bc6a
 def fail(message: str) -> int:
@@ -91,92 +91,6 @@ def cmd_train(args) -> int:
             print(f"best checkpoint: {summary['best_checkpoint']} (eval return {summary['best_score']:.1f})")
     return 0
 
-# %% ../nbs/08_cli.ipynb #22a47608
-def load_policy(checkpoint: str, env: Optional[str] = None, device: str = "cpu", pick: str = "last"):
-    "Policy and config from a checkpoint (in a run folder: see `find_checkpoint`); with `env`, check it fits that env's spaces."
-    from workbench.train.checkpoint import find_checkpoint, load_checkpoint
-    from workbench.train.config import TrainConfig
-    from workbench.env.make import agents_per_env, make_env, describe_spaces
-    from workbench.policy import make_policy
-    path = find_checkpoint(checkpoint, pick)
-    state = load_checkpoint(path)
-    cfg = TrainConfig.from_dict(state["config"])
-    spec = env or cfg.env.env
-    vecenv = make_env(spec, num_envs=agents_per_env(spec))   # one env (of all its agents, for multi-agent envs)
-    try:
-        spaces = describe_spaces(vecenv)
-        if spaces != state["spaces"]:
-            raise CheckpointError(f"checkpoint {path} was trained on spaces {state['spaces']}, but {spec!r} has {spaces}")
-        policy = make_policy(vecenv.single_observation_space, vecenv.single_action_space, cfg.policy, vecenv.agent_names)
-    finally: vecenv.close()
-    try: policy.load_state_dict(state["model"])
-    except RuntimeError as e:
-        raise CheckpointError(f"checkpoint {path} does not fit its policy: {str(e).splitlines()[0][:160]}") from None
-    return policy.to(device), cfg, spec, path
-
-def cmd_eval(args) -> int:
-    "Evaluate a checkpoint greedily and stochastically."
-    from workbench.judge.episodes import evaluate_policy
-    from workbench.policy import swap_roles
-    from workbench.core import resolve_device, seed_everything
-    import torch
-    if args.episodes is not None and args.episodes < 1: return fail(f"--episodes must be at least 1, got {args.episodes}")
-    device = resolve_device(args.device)
-    from workbench.train.checkpoint import find_checkpoint, load_checkpoint
-    kind = load_checkpoint(lm := find_checkpoint(args.checkpoint, args.pick)).get("kind")
-    if kind in ("lm", "team"):   # a code agent, or a team of token agents
-        from workbench.train.commands import eval_lm, eval_team
-        return (eval_lm if kind == "lm" else eval_team)(args, lm)
-    args.episodes = args.episodes or 100
-    torch.set_num_threads(1)
-    policy, cfg, spec, path = load_policy(args.checkpoint, args.env, device, pick=args.pick)
-    print(f"checkpoint: {path} ({checkpoint_origin(path)})", file=sys.stderr)
-    if args.swap_roles: policy = swap_roles(policy, cfg.policy.policy_map)   # do the roles' networks specialise?
-    seed_everything(args.seed)
-    from workbench.env.spec import parse_spec
-    if parse_spec(spec).name == "trading": return eval_trading(args, policy, spec, path, device)
-    if args.split:   # an env with held-out sets of its own (planpath?split=...) is evaluated on the one asked for
-        from workbench.env.make import resolve_env
-        from workbench.env.spec import with_options
-        try: resolve_env(split_spec := with_options(spec, split=args.split))
-        except WorkbenchError: return fail(f"--split applies to envs with held-out splits (trading, planpath), not {spec!r}")
-        spec = split_spec
-    greedy = evaluate_policy(policy, spec, args.episodes, greedy=True, seed=args.seed, device=device)
-    stochastic = evaluate_policy(policy, spec, args.episodes, greedy=False, seed=args.seed + 1, device=device)
-    strip = lambda r: {k: v for k, v in r.items() if k != "returns"}
-    result = {"checkpoint": str(path), "env": spec, **strip(greedy), "stochastic": strip(stochastic),
-              **({"route": dict(zip(policy.roles, policy.route))} if hasattr(policy, "route") else {})}
-    if args.json: print(json.dumps(result))
-    else:
-        for name, r in (("greedy", greedy), ("stochastic", stochastic)):
-            print(f"{name:>10}: mean return {r['mean_return']:.1f} ± {r['std_return']:.1f} over {r['episodes']} episodes "
-                  f"(95% CI {r['ci95'][0]:.1f} to {r['ci95'][1]:.1f}; min {r['min_return']:.1f}, max {r['max_return']:.1f})")
-            if r.get("agents"): print(" " * 12 + "per agent: " + ", ".join(f"{n} {v:.1f}" for n, v in r["agents"].items()))
-            if r.get("env_stats"): print(" " * 12 + "env: " + ", ".join(f"{n} {v:.3g}" for n, v in r["env_stats"].items()))
-    return 0
-
-def checkpoint_origin(path) -> str:
-    "Which checkpoint of its run `path` is, in words: the best-scoring, a step's, or a file given as such."
-    from workbench.train.checkpoint import load_checkpoint
-    state, path = load_checkpoint(path), Path(path)
-    step, score = state.get("counters", {}).get("global_step"), state.get("score")
-    at = f"step {step:,}" if isinstance(step, int) else "an unknown step"
-    scored = f", greedy return {score:.1f} when saved" if score is not None else ""
-    if path.name == "best.pt": return f"the run's best-scoring checkpoint: {at}{scored}"
-    if path.name.startswith("step_"): return f"the run's checkpoint of {at}{scored}"
-    return f"saved at {at}{scored}"
-
-def eval_trading(args, policy, spec: str, path, device: str) -> int:
-    "The trading evaluation of `workbench eval`: the split walked once per symbol, against buy-and-hold and flat."
-    from workbench.judge.trading import evaluate_trading, trading_table
-    result = evaluate_trading(policy, spec, split=args.split or "test", device=device, seed=args.seed % 2**31)
-    result["checkpoint"] = str(path)
-    if args.json: print(json.dumps(result)); return 0
-    first = next(iter(result["symbols"].values()))
-    print(f"{spec}, split {result['split']} ({first['first_day']} to {first['last_day']}), greedy policy from {path}:")
-    print(trading_table(result))
-    return 0
-
 # %% ../nbs/08_cli.ipynb #5a808522
 def cmd_envs(args) -> int:
     "List the env specs this install can build."
@@ -215,6 +129,10 @@ def cmd_export(args) -> int:
     if not args.onnx: return fail("say where to write the model: --onnx FILE")
     if not Path(args.onnx).resolve().parent.is_dir():
         return fail(f"--onnx {args.onnx}: its folder {str(Path(args.onnx).parent)!r} does not exist (create it first)")
+    from workbench.train.checkpoint import find_checkpoint, load_checkpoint
+    if (kind := load_checkpoint(path := find_checkpoint(args.checkpoint)).get("kind")) in KINDS:
+        return fail(f"{path} is {KINDS[kind]}: ONNX export is for PPO policies. Evaluate a language model with "
+                    f"workbench eval {args.checkpoint}; in Python, TokenPolicy.save(FOLDER) writes it as a Hugging Face folder")
     policy, cfg, spec, path = load_policy(args.checkpoint)
     out = export_onnx(policy, args.onnx)
     diff = check_onnx(policy, out)
@@ -248,7 +166,8 @@ def _text_arg(value: Optional[str], path: Optional[str], what: str) -> Optional[
     if value is not None and path is not None: raise WorkbenchError(f"give --{what} or --{what}-file, not both")
     if path is not None:
         if not Path(path).is_file(): raise WorkbenchError(f"--{what}-file not found: {path}")
-        return Path(path).read_text()
+        try: return Path(path).read_text()
+        except (OSError, UnicodeDecodeError) as e: raise WorkbenchError(f"cannot read --{what}-file {path}: {e}") from None
     return value
 
 def cmd_judge_score(args) -> int:
@@ -259,14 +178,25 @@ def cmd_judge_score(args) -> int:
     response = _text_arg(args.response, args.response_file, "response")
     if not query or response is None:
         return fail("give the query (--query or --query-file) and the response (--response or --response-file)")
+    budget = args.time_budget
+    if budget is not None and not (math.isfinite(budget) and budget > 0):
+        return fail(f"--time-budget must be a positive number of seconds, got {budget}")
     tests = list(args.test or [])
     if args.tests_file:
-        if not Path(args.tests_file).is_file(): return fail(f"--tests-file not found: {args.tests_file}")
-        text = Path(args.tests_file).read_text()
-        tests += json.loads(text) if args.tests_file.endswith(".json") else [text]
+        text = _text_arg(None, args.tests_file, "tests")
+        if args.tests_file.endswith(".json"):
+            try: listed = json.loads(text)
+            except json.JSONDecodeError as e:
+                return fail(f"--tests-file {args.tests_file} is not JSON ({e.msg} at line {e.lineno}, column {e.colno}): give "
+                            "a JSON list of test snippets, or a .py file run as one test")
+            if not isinstance(listed, list) or not all(isinstance(t, str) and t.strip() for t in listed):
+                what = "a list with an item that is not one" if isinstance(listed, list) else type(listed).__name__
+                return fail(f"--tests-file {args.tests_file} must hold a JSON list of test snippets (strings of Python), "
+                            f"got {what}")
+            tests += listed
+        else: tests.append(text)
     judges = make_judges(args.judges)
-    context = {"tests": tests, "references": args.reference or [],
-               **({"time_budget_s": args.time_budget} if args.time_budget else {})}
+    context = {"tests": tests, "references": args.reference or [], **({"time_budget_s": budget} if budget else {})}
     if "exec" in judges and not tests:
         return fail("the exec judge needs tests: --test 'assert f(1) == 2' (repeatable) or --tests-file")
     if "embedding" in judges and not context["references"]: return fail("the embedding judge needs --reference TEXT (repeatable)")
@@ -321,10 +251,14 @@ def make_parser(argv: Optional[list[str]] = None) -> Parser:
     e.add_argument("checkpoint", help="checkpoint file or run folder")
     e.add_argument("--episodes", type=int, help="episodes per mode (default: 100); a code agent's tasks per level (50); "
                    "a token team's grids (200)")
-    e.add_argument("--samples", type=int, default=1, help="code agents: samples a task (1: greedy pass@1; n: pass@k, k<=n)")
-    e.add_argument("--turns", type=int, default=1, help="code agents: also attempts with feedback against pass@turns")
-    e.add_argument("--temperature", type=float, default=0.8, help="code agents: sampling temperature (default: 0.8)")
-    e.add_argument("--env", help="env spec (default: the one it was trained on)")
+    e.add_argument("--task", metavar="SPEC", help="code agents: evaluate on this task source, not the run's: code?level=hard, "
+                   "code?source=benchmark (or humaneval), code?source=file&path=F, or the path of a JSON-lines task file")
+    e.add_argument("--samples", type=int, help="code agents: samples a task (default 1: greedy pass@1; n: pass@k, k<=n), "
+                   "at most 1,000")
+    e.add_argument("--turns", type=int,
+                   help="code agents: also attempts with feedback against pass@turns (default 1), at most 100")
+    e.add_argument("--temperature", type=float, help="code agents and token teams: sampling temperature (default: 0.8)")
+    e.add_argument("--env", help="PPO policies: env spec (default: the one it was trained on)")
     e.add_argument("--pick", choices=["best", "last"], default="best",
                    help="for a run folder: its best-scoring checkpoint (best.pt) or its newest (default: best)")
     e.add_argument("--seed", type=int, default=12345, help="evaluation seed (default: 12345)")

@@ -5,8 +5,9 @@
 # %% ../../nbs/07d_app.api.ipynb #968f3605
 from __future__ import annotations
 from ..core import ConfigError  # first: quiets dependency notices
-import ipaddress, json, math, secrets, threading, time
+import ipaddress, json, math, re, secrets, socket, threading, time
 from typing import Optional
+from urllib.parse import unquote
 
 import tornado.web
 
@@ -17,7 +18,8 @@ from ..jobs.sweep_report import sweep_data
 from ..doctor import gpu_health
 
 # %% auto #0
-__all__ = ['SECURITY_HEADERS', 'RUN_COLUMNS', 'is_loopback', 'check_bind', 'host_name_of', 'allowed_hosts', 'ForbiddenHost',
+__all__ = ['HOST_NAME', 'WILDCARDS', 'SECURITY_HEADERS', 'RUN_COLUMNS', 'is_loopback', 'check_bind', 'parse_host', 'host_name_of',
+           'machine_addresses', 'public_host', 'allowed_hosts', 'ForbiddenHost', 'BadRequest', 'malformed_path',
            'SecurityHeaders', 'guard_application', 'cpu_busy_percent', 'system_snapshot', 'system_line',
            'SystemMonitor', 'clean_json', 'thin', 'performance_summary', 'run_detail', 'metric_series',
            'performance_trends', 'sweeps_summary', 'ApiHandler', 'StatusApi', 'RunsApi', 'RunApi', 'MetricsApi',
@@ -42,17 +44,59 @@ def check_bind(address: str, port: int, token: Optional[str]) -> Optional[str]:
     return token
 
 # %% ../../nbs/07d_app.api.ipynb #704b7744
+HOST_NAME = re.compile(r"[a-z0-9_]([a-z0-9._-]*[a-z0-9_])?")
+
+def parse_host(host_header: str) -> Optional[tuple]:
+    "(name, port or None) of a `Host` header: 'a.example:80', '127.0.0.1', '[::1]:5006' (or '::1'); None for a malformed one."
+    h = (host_header or "").strip().lower()
+    if h.startswith("["): name, close, port = h[1:].partition("]"); port = port[1:] if port.startswith(":") else port or None
+    elif h.count(":") > 1: name, close, port = h, "]", None   # an IPv6 address without its brackets
+    else: name, close, port = h.partition(":")[0], "", h.partition(":")[2] if ":" in h else None
+    if close:
+        try: ipaddress.IPv6Address(name)
+        except ValueError: return None
+    elif not HOST_NAME.fullmatch(name): return None
+    if port is not None and not (port.isdigit() and int(port) <= 65535): return None
+    return name, int(port) if port else None
+
 def host_name_of(host_header: str) -> str:
     "The name in a `Host` header, without its port: '127.0.0.1:5006' -> '127.0.0.1', '[::1]:80' -> '::1'."
     h = (host_header or "").strip().lower()
     if h.startswith("["): return h[1:h.find("]")] if "]" in h else h[1:]
     return h.rsplit(":", 1)[0] if h.count(":") == 1 else h
 
+WILDCARDS = ("0.0.0.0", "::")
+
+def machine_addresses(address: str) -> list:
+    """The addresses, besides loopback, that a server bound to wildcard `address` answers on: IPv4 ones for '0.0.0.0',
+    IPv6 ones for '::' (tornado binds it IPv6 only)."""
+    import psutil
+    family = socket.AF_INET if address == "0.0.0.0" else socket.AF_INET6
+    out = set()
+    for addrs in psutil.net_if_addrs().values():
+        for a in addrs:
+            if a.family != family or "%" in a.address: continue   # a link-local address needs its interface
+            ip = ipaddress.ip_address(a.address)
+            if not (ip.is_loopback or ip.is_link_local or ip.is_unspecified): out.add(a.address.lower())
+    return sorted(out)
+
+def public_host(address: str) -> str:
+    "The host a URL of a server bound to `address` names: the address itself, or for a wildcard one of this machine's."
+    if address not in WILDCARDS: return address
+    return next(iter(machine_addresses(address)), "127.0.0.1" if address == "0.0.0.0" else "::1")
+
 def allowed_hosts(address: str, extra=()) -> set:
-    "Names a request's `Host` may carry: loopback names, the address served on (unless a wildcard), and `extra`."
+    """Names a request's `Host` may carry: loopback names, the address served on (for a wildcard, this machine's addresses
+    and host name), and `extra` (each must be a host name or an address)."""
     hosts = {"127.0.0.1", "localhost", "::1"}
-    if address not in ("0.0.0.0", "::", ""): hosts.add(host_name_of(address if ":" not in address else f"[{address}]"))
-    return hosts | {host_name_of(h) for h in extra if h.strip()}
+    if address in WILDCARDS: hosts |= {*machine_addresses(address), socket.gethostname().lower()}
+    elif address: hosts.add(host_name_of(address if ":" not in address else f"[{address}]"))
+    for h in extra:
+        if parse_host(h) is None:
+            raise ConfigError(f"--allow-host {h!r} is not a host name: give a name or an address (lab.example, 10.0.0.5), "
+                              "without a scheme or a path")
+        hosts.add(parse_host(h)[0])
+    return hosts
 
 class ForbiddenHost(tornado.web.RequestHandler):
     "The answer to a request whose `Host` is not ours (a DNS-rebinding page, a confused proxy): 403, nothing else."
@@ -66,6 +110,19 @@ SECURITY_HEADERS = {
     # never finish rendering in Chromium; what can be restricted without breaking them is.
     "Content-Security-Policy": "frame-ancestors 'self'; base-uri 'self'; form-action 'self'; object-src 'none'"}
 
+class BadRequest(tornado.web.RequestHandler):
+    "The answer to a request this server cannot read (a malformed `Host`, a path with a NUL byte): 400, nothing else."
+    def initialize(self, why: str = "a malformed request"): self.why = why
+    def prepare(self):
+        self.set_status(400); self.set_header("Content-Type", "text/plain; charset=utf-8")
+        self.finish(f"400: {self.why}\n")
+
+def malformed_path(path: str) -> bool:
+    "Whether a request's path, decoded, is not UTF-8 or holds a control character (a NUL byte makes file lookups raise)."
+    try: text = unquote(path, errors="strict")
+    except UnicodeDecodeError: return True
+    return any(ord(c) < 32 or ord(c) == 127 for c in text)
+
 class SecurityHeaders(tornado.web.OutputTransform):
     "Adds `SECURITY_HEADERS` to every response, whichever handler (ours, Panel's, Bokeh's) wrote it."
     def transform_first_chunk(self, status_code, headers, chunk, finishing):
@@ -73,10 +130,15 @@ class SecurityHeaders(tornado.web.OutputTransform):
         return status_code, headers, chunk
 
 def guard_application(app: tornado.web.Application, hosts: set) -> None:
-    "Make `app` answer 403 to any `Host` outside `hosts` and add the security headers to every response."
+    """Make `app` answer 400 to a malformed `Host` or path, 403 to any `Host` outside `hosts`, and add the security
+    headers to every response."""
     find = app.find_handler
     def find_handler(request, **kwargs):
-        if host_name_of(request.host) not in hosts: return app.get_handler_delegate(request, ForbiddenHost, {})
+        host = parse_host(request.host)
+        if host is None: return app.get_handler_delegate(request, BadRequest, {"why": "a malformed Host header"})
+        if host[0] not in hosts: return app.get_handler_delegate(request, ForbiddenHost, {})
+        if malformed_path(request.path): return app.get_handler_delegate(request, BadRequest, {"why": "a malformed path"})
+        if ":" in host[0]: request.host = "localhost" + (f":{host[1]}" if host[1] else "")   # Panel cannot parse IPv6
         return find(request, **kwargs)
     app.find_handler = find_handler
     if SecurityHeaders not in app.transforms: app.transforms.append(SecurityHeaders)

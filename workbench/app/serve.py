@@ -19,7 +19,7 @@ from ..train.lm import LMTrainConfig
 from ..runs.sinks import fmt_number, fmt_time
 from .session import TrainingSession, MetricHistory
 from .charts import chart_figure, chart_set, _layout
-from .api import (SystemMonitor, allowed_hosts, check_bind, guard_application, system_line, StatusApi,
+from .api import (SystemMonitor, allowed_hosts, check_bind, guard_application, public_host, system_line, StatusApi,
                                RunsApi, MetricsApi, RunApi, PerformanceApi, TrendsApi, SweepsApi, SweepApi, NotFoundApi,
                                sweeps_summary)
 from ..jobs.sweep_report import sweep_data, sweep_figures
@@ -349,6 +349,8 @@ def make_server(runs_dir: str = "runs", port: int = 5006, address: str = "127.0.
     server = pn.serve({name: page(app, name, body) for name, body in PAGES.items()}, port=port, address=address,
                       websocket_origin=origins, show=False, start=False, title="Workbench", verbose=False,
                       extra_patterns=app.api_routes())
+    # IPv6 names too (Bokeh's list parser takes none, but its check matches the exact text of an Origin's host)
+    server._tornado._websocket_origins |= {f"[{h}]:{server.port}" for h in hosts if ":" in h}
     guard_application(server._tornado, hosts)
     return server, app
 
@@ -357,6 +359,7 @@ def serve(runs_dir: str = "runs", port: int = 5006, address: str = "127.0.0.1", 
     "Serve until SIGINT or SIGTERM (blocking)."
     import signal
     token = check_bind(address, port, token)
+    allowed_hosts(address, allow_hosts)   # a bad --allow-host: one line, before anything is made
     import socket
     with socket.socket(socket.AF_INET6 if ":" in address else socket.AF_INET) as probe:   # before creating anything
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)   # as the server's own socket will
@@ -364,7 +367,8 @@ def serve(runs_dir: str = "runs", port: int = 5006, address: str = "127.0.0.1", 
         except OSError as e: raise ConfigError(f"cannot serve on {address}:{port}: {e.strerror or e}") from None
     try: server, app = make_server(runs_dir, port, address, token, allow_hosts)
     except OSError as e: raise ConfigError(f"cannot serve on {address}:{port}: {e.strerror or e}") from None
-    host = f"[{address}]" if ":" in address else address
+    host = public_host(address)   # a wildcard address is no host to browse to: one of this machine's addresses is
+    host = f"[{host}]" if ":" in host else host
     url = f"http://{host}:{server.port}/runs" + (f"?token={token}" if token else "")
     def shutdown(*_):
         server.io_loop.add_callback_from_signal(server.io_loop.stop)

@@ -14,14 +14,15 @@ import torch
 from fastcore.basics import patch
 
 # %% auto #0
-__all__ = ['SPECIALS', 'CODE_STOPS', 'SHIPPED', 'SHIPPED_HOW', 'PolicyError', 'train_tokenizer', 'TinyLMConfig', 'Sample',
-           'shipped_model', 'TokenPolicy', 'sample_next']
+__all__ = ['SPECIALS', 'VOCAB_MIN', 'CODE_STOPS', 'SHIPPED', 'SHIPPED_HOW', 'PolicyError', 'train_tokenizer', 'TinyLMConfig',
+           'Sample', 'shipped_model', 'TokenPolicy', 'sample_next']
 
 # %% ../../nbs/02c_lm.policy.ipynb #a733bbae
 class PolicyError(WorkbenchError):
     "A token policy that cannot be built or loaded: a folder without a causal LM, bad sizes, bad sampling settings."
 
 SPECIALS = ("<pad>", "<eos>")
+VOCAB_MIN = 256 + len(SPECIALS)   # a byte-level tokenizer holds every byte, and the special tokens
 CODE_STOPS = ("\n#", "\ndef ", "\nclass ", "\nif __name__", "\nprint(", "\nassert ")
 
 def train_tokenizer(texts: Sequence[str], vocab_size: int = 512):
@@ -50,6 +51,12 @@ class TinyLMConfig:
         for k, v in asdict(self).items():
             if v < 1: raise PolicyError(f"tiny model size {k} must be at least 1, got {v}")
         if self.hidden % self.heads: raise PolicyError(f"hidden ({self.hidden}) must be a multiple of heads ({self.heads})")
+        if (self.hidden // self.heads) % 2:   # rotary positions turn pairs of a head's dimensions
+            raise PolicyError(f"hidden / heads ({self.hidden} / {self.heads} = {self.hidden // self.heads}) must be even: "
+                              "rotary positions turn pairs of each head's dimensions")
+        if self.vocab < VOCAB_MIN:
+            raise PolicyError(f"tiny model vocab must be at least {VOCAB_MIN} (the tokenizer's 256 bytes and "
+                              f"{', '.join(SPECIALS)}), got {self.vocab}")
 
 @dataclass
 class Sample:

@@ -4,12 +4,15 @@
 
 # %% ../../nbs/05j_train.commands.ipynb #22cae370
 from __future__ import annotations
-from ..core import CheckpointError, Parser, load_config_file  # first: quiets dependency notices
-import dataclasses, json, sys
+from ..core import CheckpointError, Parser, WorkbenchError, load_config_file  # first: quiets dependency notices
+import dataclasses, json, math, sys
+from pathlib import Path
 from typing import Optional
 
 # %% auto #0
-__all__ = ['LM_ALGOS', 'is_lm_train', 'make_lm_parser', 'build_lm_config', 'main_train_lm', 'eval_lm', 'eval_team']
+__all__ = ['LM_ALGOS', 'KINDS', 'EVAL_FLAGS', 'EVAL_TAKES', 'EVAL_MAX', 'SAMPLES_MAX', 'TURNS_MAX', 'is_lm_train',
+           'make_lm_parser', 'build_lm_config', 'main_train_lm', 'load_policy', 'cmd_eval', 'checkpoint_origin',
+           'eval_trading', 'task_spec', 'eval_lm', 'eval_team']
 
 # %% ../../nbs/05j_train.commands.ipynb #b51a2d17
 LM_ALGOS = ("sft", "grpo")
@@ -97,38 +100,171 @@ def main_train_lm(argv: list) -> int:
         return 1
     return 0
 
+# %% ../../nbs/05j_train.commands.ipynb #22a47608
+def load_policy(checkpoint: str, env: Optional[str] = None, device: str = "cpu", pick: str = "last"):
+    "Policy and config from a checkpoint (in a run folder: see `find_checkpoint`); with `env`, check it fits that env's spaces."
+    from workbench.train.checkpoint import find_checkpoint, load_checkpoint
+    from workbench.train.config import TrainConfig
+    from workbench.env.make import agents_per_env, make_env, describe_spaces
+    from workbench.policy import make_policy
+    path = find_checkpoint(checkpoint, pick)
+    state = load_checkpoint(path)
+    if state.get("kind") in KINDS: raise CheckpointError(f"{path} is {KINDS[state['kind']]}, not a PPO policy's")
+    cfg = TrainConfig.from_dict(state["config"])
+    spec = env or cfg.env.env
+    vecenv = make_env(spec, num_envs=agents_per_env(spec))   # one env (of all its agents, for multi-agent envs)
+    try:
+        spaces = describe_spaces(vecenv)
+        if spaces != state["spaces"]:
+            raise CheckpointError(f"checkpoint {path} was trained on spaces {state['spaces']}, but {spec!r} has {spaces}")
+        policy = make_policy(vecenv.single_observation_space, vecenv.single_action_space, cfg.policy, vecenv.agent_names)
+    finally: vecenv.close()
+    try: policy.load_state_dict(state["model"])
+    except RuntimeError as e:
+        raise CheckpointError(f"checkpoint {path} does not fit its policy: {str(e).splitlines()[0][:160]}") from None
+    return policy.to(device), cfg, spec, path
+
+KINDS = {"lm": "a code agent's checkpoint", "team": "a token team's checkpoint"}   # PPO's carry no kind
+EVAL_FLAGS = {"env": "--env SPEC", "swap_roles": "--swap-roles", "task": "--task SPEC", "samples": "--samples",
+              "turns": "--turns", "temperature": "--temperature"}
+EVAL_TAKES = {"ppo": ("a PPO policy's checkpoint", ("env", "swap_roles")),
+              "lm": (KINDS["lm"], ("task", "samples", "turns", "temperature")),
+              "team": (KINDS["team"], ("swap_roles", "temperature"))}
+
+def cmd_eval(args) -> int:
+    "Evaluate a checkpoint greedily and stochastically (a language-model run's: `eval_lm`, `eval_team`)."
+    from workbench.judge.episodes import evaluate_policy
+    from workbench.policy import swap_roles
+    from workbench.core import resolve_device, seed_everything
+    import torch
+    if args.episodes is not None and args.episodes < 1:
+        raise WorkbenchError(f"--episodes must be at least 1, got {args.episodes}")
+    if not 0 <= args.seed < 2**31: raise WorkbenchError(f"--seed must be in [0, 2**31), got {args.seed}")
+    if args.temperature is not None and not (math.isfinite(args.temperature) and args.temperature > 0):
+        raise WorkbenchError(f"--temperature must be a positive number, got {args.temperature}")
+    device = resolve_device(args.device)
+    from workbench.train.checkpoint import find_checkpoint, load_checkpoint
+    kind = load_checkpoint(path := find_checkpoint(args.checkpoint, args.pick)).get("kind") or "ppo"
+    what, takes = EVAL_TAKES[kind]   # the flags of another kind of run are refused, not ignored
+    if bad := [k for k in EVAL_FLAGS if getattr(args, k) not in (None, False) and k not in takes]:
+        raise WorkbenchError(f"{EVAL_FLAGS[bad[0]].split()[0]} does not apply to {path}, {what}: its evaluation takes "
+                    f"{', '.join(EVAL_FLAGS[k] for k in takes)}, --split and --episodes")
+    if kind in ("lm", "team"):   # a code agent, or a team of token agents
+        return (eval_lm if kind == "lm" else eval_team)(args, path)
+    args.episodes = args.episodes or 100
+    torch.set_num_threads(1)
+    policy, cfg, spec, path = load_policy(args.checkpoint, args.env, device, pick=args.pick)
+    if args.swap_roles: policy = swap_roles(policy, cfg.policy.policy_map)   # do the roles' networks specialise?
+    from workbench.env.spec import parse_spec
+    trading = parse_spec(spec).name == "trading"
+    if args.split and not trading:   # an env with held-out sets of its own (planpath?split=...): the one asked for
+        from workbench.env.make import resolve_env
+        from workbench.env.spec import with_options
+        try: resolve_env(split_spec := with_options(spec, split=args.split))
+        except WorkbenchError:
+            raise WorkbenchError(f"--split applies to envs with held-out splits (trading, planpath), not {spec!r}") from None
+        spec = split_spec
+    print(f"checkpoint: {path} ({checkpoint_origin(path)})", file=sys.stderr)   # once every check has passed
+    seed_everything(args.seed)
+    if trading: return eval_trading(args, policy, spec, path, device)
+    greedy = evaluate_policy(policy, spec, args.episodes, greedy=True, seed=args.seed, device=device)
+    stochastic = evaluate_policy(policy, spec, args.episodes, greedy=False, seed=args.seed + 1, device=device)
+    strip = lambda r: {k: v for k, v in r.items() if k != "returns"}
+    result = {"checkpoint": str(path), "env": spec, **strip(greedy), "stochastic": strip(stochastic),
+              **({"route": dict(zip(policy.roles, policy.route))} if hasattr(policy, "route") else {})}
+    if args.json: print(json.dumps(result))
+    else:
+        for name, r in (("greedy", greedy), ("stochastic", stochastic)):
+            print(f"{name:>10}: mean return {r['mean_return']:.1f} ± {r['std_return']:.1f} over {r['episodes']} episodes "
+                  f"(95% CI {r['ci95'][0]:.1f} to {r['ci95'][1]:.1f}; min {r['min_return']:.1f}, max {r['max_return']:.1f})")
+            if r.get("agents"): print(" " * 12 + "per agent: " + ", ".join(f"{n} {v:.1f}" for n, v in r["agents"].items()))
+            if r.get("env_stats"): print(" " * 12 + "env: " + ", ".join(f"{n} {v:.3g}" for n, v in r["env_stats"].items()))
+    return 0
+
+def checkpoint_origin(path) -> str:
+    "Which checkpoint of its run `path` is, in words: the best-scoring, a step's, or a file given as such."
+    from workbench.train.checkpoint import load_checkpoint
+    state, path = load_checkpoint(path), Path(path)
+    step, score = state.get("counters", {}).get("global_step"), state.get("score")
+    at = f"step {step:,}" if isinstance(step, int) else "an unknown step"
+    scored = f", greedy return {score:.1f} when saved" if score is not None else ""
+    if path.name == "best.pt": return f"the run's best-scoring checkpoint: {at}{scored}"
+    if path.name.startswith("step_"): return f"the run's checkpoint of {at}{scored}"
+    return f"saved at {at}{scored}"
+
+def eval_trading(args, policy, spec: str, path, device: str) -> int:
+    "The trading evaluation of `workbench eval`: the split walked once per symbol, against buy-and-hold and flat."
+    from workbench.judge.trading import evaluate_trading, trading_table
+    result = evaluate_trading(policy, spec, split=args.split or "test", device=device, seed=args.seed % 2**31)
+    result["checkpoint"] = str(path)
+    if args.json: print(json.dumps(result)); return 0
+    first = next(iter(result["symbols"].values()))
+    print(f"{spec}, split {result['split']} ({first['first_day']} to {first['last_day']}), greedy policy from {path}:")
+    print(trading_table(result))
+    return 0
+
 # %% ../../nbs/05j_train.commands.ipynb #d673f912
+EVAL_MAX = 1000   # held-out tasks of each level (or grids) an evaluation takes at most
+SAMPLES_MAX, TURNS_MAX = 1000, 100
+
+def task_spec(text: str) -> str:
+    "A `--task` value as a code env spec: a spec (`code?...`) as it is; anything else is a task file's path."
+    return text if text == "code" or text.startswith("code?") else f"code?source=file&path={text}"
+
+def _in_range(flag: str, value: int, top: int) -> int:
+    if not 1 <= value <= top: raise CheckpointError(f"{flag} must be 1 to {top:,}, got {value}")
+    return value
+
 def eval_lm(args, path) -> int:
-    "`workbench eval` of a language-model checkpoint: pass@k per level with 95% intervals (and multi-turn against pass@T)."
+    """`workbench eval` of a language-model checkpoint: pass@k per level with 95% intervals (and multi-turn against pass@T),
+    on the run's own task source or the one `--task` names."""
+    from workbench.env.spec import parse_spec
     from workbench.judge.code_env import CodeEnv
     from workbench.judge.code_eval import multi_turn, pass_at_k
+    from workbench.judge.code_tasks import LEVELS, held_out
     from workbench.train.checkpoint import load_checkpoint
-    from workbench.train.lm import LMTrainConfig, LMTrainer, build_policy
-    split = args.split or "test"
-    if split == "train": raise CheckpointError("a language-model run is evaluated on its held-out tasks: --split val or test")
-    for k in ("samples", "turns"):
-        if getattr(args, k) < 1: raise CheckpointError(f"--{k} must be at least 1, got {getattr(args, k)}")
+    from workbench.train.lm import build_policy
+    from workbench.train.lm_config import LMTrainConfig, task_env
     state = load_checkpoint(path)
     cfg = LMTrainConfig.from_dict(state["config"])
+    spec = task_spec(args.task) if args.task else cfg.task.task
+    env_cfg, given = task_env(spec), dict(parse_spec(spec).options)
+    fixed = env_cfg.source != "gen"
+    if args.split == "train":
+        raise CheckpointError("a language-model run is evaluated on its held-out tasks: --split val or test")
+    if args.split and fixed:
+        raise CheckpointError(f"--split applies to generated tasks: {env_cfg.source} tasks ({spec}) are evaluated whole")
+    split, n = args.split or "test", _in_range("--episodes (tasks of each level)", args.episodes or 50, EVAL_MAX)
+    samples = _in_range("--samples", 1 if args.samples is None else args.samples, SAMPLES_MAX)
+    if args.task and args.turns is not None and "turns" in given and args.turns != env_cfg.turns:
+        raise CheckpointError(f"--turns {args.turns} and turns={env_cfg.turns} in --task: give the attempts once")
+    turns = _in_range("--turns", args.turns if args.turns is not None else env_cfg.turns if args.task else 1, TURNS_MAX)
+    if args.temperature is not None and samples == 1 and turns == 1:
+        raise CheckpointError("--temperature applies to sampled attempts (--samples above 1, or --turns above 1): "
+                              "one attempt a task is greedy")
+    temperature = 0.8 if args.temperature is None else args.temperature
     import torch
     torch.manual_seed(args.seed)
-    policy, env = build_policy(cfg, state), CodeEnv(cfg.task.env)
-    tasks = LMTrainer.held_out(type("Run", (), {"cfg": cfg, "env": env})(), split, args.episodes or 50)
-    n, length = args.samples, cfg.grpo.max_new_tokens
-    result = {"checkpoint": str(path), "split": split, "task": cfg.task.task,
-              **pass_at_k(policy, env, tasks, n, sorted({1, n} | {k for k in (5, 10) if k <= n}),
-                          temperature=0.0 if n == 1 else args.temperature, max_new_tokens=length)}
-    if args.turns > 1:
-        result["multi_turn"] = multi_turn(policy, env, tasks, args.turns, args.temperature, length)
-        result["independent"] = pass_at_k(policy, env, tasks, args.turns, (args.turns,), args.temperature, length)
+    env = CodeEnv(env_cfg)   # a missing or corrupt task file is one line, here
+    if fixed: tasks = {env_cfg.source: env.held_out(n=n)}
+    else:   # every level, or the one --task names
+        levels = [env_cfg.level] if args.task and "level" in given else LEVELS
+        tasks = {level: held_out(level, split, n, env_cfg.examples) for level in levels}
+    policy, length = build_policy(cfg, state), cfg.grpo.max_new_tokens
+    result = {"checkpoint": str(path), "split": None if fixed else split, "task": spec,
+              **pass_at_k(policy, env, tasks, samples, sorted({1, samples} | {k for k in (5, 10) if k <= samples}),
+                          temperature=0.0 if samples == 1 else temperature, max_new_tokens=length)}
+    if turns > 1:
+        result["multi_turn"] = multi_turn(policy, env, tasks, turns, temperature, length)
+        result["independent"] = pass_at_k(policy, env, tasks, turns, (turns,), temperature, length)
     if args.json: print(json.dumps(result)); return 0
     for level, r in ((k, v) for k, v in result.items() if isinstance(v, dict) and "tasks" in v):
         ks = ", ".join(f"{k} {v:.3f}" for k, v in r.items() if k.startswith("pass@"))
         print(f"{level:>10}: {ks} (pass@1 95% CI {r['ci95'][0]:.3f} to {r['ci95'][1]:.3f}) over {r['tasks']} tasks")
-    if args.turns > 1:
+    if turns > 1:
         mt, ind = result["multi_turn"]["overall"], result["independent"]["overall"]
-        print(f"{args.turns} attempts: with feedback {mt['pass@1']:.3f} {mt['ci95']}, "
-              f"independent {ind[f'pass@{args.turns}']:.3f} {ind[f'ci95@{args.turns}']}")
+        print(f"{turns} attempts: with feedback {mt['pass@1']:.3f} {mt['ci95']}, "
+              f"independent {ind[f'pass@{turns}']:.3f} {ind[f'ci95@{turns}']}")
     return 0
 
 def eval_team(args, path) -> int:
@@ -137,6 +273,9 @@ def eval_team(args, path) -> int:
     from workbench.train.checkpoint import load_checkpoint
     from workbench.train.team import TeamTrainConfig, TeamTrainer, evaluate_team
     import torch
+    split = args.split or "test"
+    if split == "train": raise CheckpointError("a team is evaluated on held-out tasks: --split val or test")
+    n = _in_range("--episodes (held-out grids or tasks)", args.episodes or 200, EVAL_MAX)
     state = load_checkpoint(path)
     cfg = TeamTrainConfig.from_dict(state["config"]).replace(device=args.device, init=None)
     trainer = TeamTrainer(cfg, resume=state)
@@ -145,12 +284,10 @@ def eval_team(args, path) -> int:
         if len(trainer.models) < 2: raise CheckpointError(f"--swap-roles needs a model per role, not {t.policy_map!r}")
         a, b = trainer.roles
         policies = {a: trainer.policies[b], b: trainer.policies[a]}
-    split = args.split or "test"
-    if split == "train": raise CheckpointError("a team is evaluated on held-out tasks: --split val or test")
-    tasks = t.face.held_out(split, min(args.episodes or 200, 1000))
+    tasks = t.face.held_out(split, n)
     torch.manual_seed(args.seed)
     result = {"checkpoint": str(path), "split": split, "roles": t.roles, "policy_map": t.policy_map, "swapped": args.swap_roles}
-    for mode, temp in (("greedy", 0.0), ("sampled", args.temperature)):
+    for mode, temp in (("greedy", 0.0), ("sampled", 0.8 if args.temperature is None else args.temperature)):
         r = evaluate_team(policies, t.face.env(trainer.roles, 1.0, t.rounds), tasks, temp, cfg.grpo.max_new_tokens)
         result[mode] = {k: v for k, v in r.items() if k != "solved"}
     if args.json: print(json.dumps(result)); return 0

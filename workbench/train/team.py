@@ -20,8 +20,8 @@ from ..policy import role_map
 from ..runs.events import Controls, EventBus, Kind
 from .checkpoint import CheckpointManager, rng_state, set_rng_state
 from .config import RunConfig, Sections
-from .lm import (GRPOConfig, ModelConfig, OptimConfig, build_policy, load_weights, model_state, optimise,
-                                set_lr, token_frame, token_summary, warmup_cosine)
+from .lm_config import GRPOConfig, ModelConfig, OptimConfig, check_token_config
+from .lm import build_policy, load_weights, model_state, optimise, set_lr, token_frame, token_summary, warmup_cosine
 from .loop import Trainer
 from .loss import group_advantages, grpo_loss
 
@@ -73,6 +73,12 @@ class TeamConfig:
             raise ConfigError("path_reward is for path tasks: a code team is paid by the tests its programs pass")
         self.face.env(self.role_names, self.alpha, self.rounds)   # one line for a bad team
         role_map(self.policy_map, list(self.role_names))
+        default = {f.name: f.default for f in dataclasses.fields(self)}   # a setting of the other task: refused, not ignored
+        if self.task == "code" and (k := next((k for k in ("size", "walls") if getattr(self, k) != default[k]), None)):
+            raise ConfigError(f"{k} is a setting of path tasks (Plan-Path grids), not of code tasks: leave --{k} out")
+        if self.task == "path" and self.level != default["level"]:
+            raise ConfigError("level is a setting of code tasks (the generated programs' level), not of path tasks: "
+                              "leave --level out, or give --task code")
         if not 1 <= self.eval_grids <= 1000: raise ConfigError(f"eval_grids must be 1 to 1,000, got {self.eval_grids}")
 
     @property
@@ -108,6 +114,7 @@ class TeamTrainConfig(Sections):
         if g.epochs != 1 or g.filter_groups: raise ConfigError("team runs take one GRPO epoch a step, without filter_groups")
         if self.team.task == "code" and g.max_new_tokens < 48:
             raise ConfigError(f"a code team writes programs: max_new_tokens must be at least 48, got {g.max_new_tokens}")
+        check_token_config(self)   # and the context: room for a prompt, a grid that fits
 
     def run_name(self) -> str:
         "team-<roles>-<algo>-s<seed>, e.g. team-planner-executor-grpo-s1."
