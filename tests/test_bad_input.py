@@ -231,6 +231,10 @@ OTHERS += [
     (["sweep", "--config", SWEEP, "--method", "pbt", "--rounds", "0"], "rounds must be a whole number of at least 1"),
     (["sweep", "--config", SWEEP, "--method", "pbt", "--quantile", "2"], "quantile must be in (0, 0.5]"),
     (["sweep", "--config", SWEEP, "--method", "pbt", "--resample", "2"], "resample must be in [0, 1]"),
+    (["sweep", "--config", SWEEP, "--threshold", "nan"], "threshold must be a finite number"),
+    (["sweep", "--config", SWEEP, "--sweep-seed", "-1"], "seed must be a whole number of at least 0"),
+    (["sweep", "--config", SWEEP, "--trials", "100000000"], "trials must be at most 10,000"),
+    (["sweep", "--config", SWEEP, "--max-parallel", "100000"], "max_parallel must be at most 256"),
 ]
 
 FILES = {

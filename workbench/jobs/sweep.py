@@ -5,7 +5,7 @@
 # %% ../../nbs/06g_jobs.sweep.ipynb #e235ec85
 from __future__ import annotations
 from ..core import ConfigError, WorkbenchError  # first: quiets dependency notices
-import json, os, signal, sys, threading, time
+import json, math, os, signal, sys, threading, time
 from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Callable, Optional, Union
@@ -75,11 +75,16 @@ def check_options(o: dict) -> dict:
         raise ConfigError(f"unknown sweep method {o['method']!r} (one of {', '.join(ALL_METHODS)})")
     if o["goal"] not in ("maximize", "minimize"): raise ConfigError(f"goal must be maximize or minimize, got {o['goal']!r}")
     if o["cost"] not in ("seconds", "steps"): raise ConfigError(f"cost must be seconds or steps, got {o['cost']!r}")
-    for k, least in (("trials", 1), ("max_parallel", 1), ("downsample", 1), ("population", 2), ("rounds", 1)):
+    for k, least, most in (("trials", 1, 10_000), ("max_parallel", 1, 256), ("downsample", 1, 10_000),
+                           ("population", 2, 1_000), ("rounds", 1, 10_000), ("seed", 0, 2**31 - 1)):
         if not isinstance(o[k], int) or isinstance(o[k], bool) or o[k] < least:
             raise ConfigError(f"{k} must be a whole number of at least {least}, got {o[k]!r}")
-    if o["timeout"] is not None and not (isinstance(o["timeout"], (int, float)) and o["timeout"] > 0):
+        if o[k] > most: raise ConfigError(f"{k} must be at most {most:,}, got {o[k]:,}")
+    if o["timeout"] is not None and not (isinstance(o["timeout"], (int, float)) and 0 < o["timeout"] < math.inf):
         raise ConfigError(f"timeout must be a positive number of seconds, got {o['timeout']!r}")
+    if o["threshold"] is not None and not (isinstance(o["threshold"], (int, float)) and not isinstance(o["threshold"], bool)
+                                           and math.isfinite(o["threshold"])):
+        raise ConfigError(f"threshold must be a finite number (the metric's value that ends a trial), got {o['threshold']!r}")
     if not isinstance(o["metric"], str) or not o["metric"]: raise ConfigError("metric must name a metric")
     if not (isinstance(o["quantile"], (int, float)) and 0 < o["quantile"] <= 0.5):
         raise ConfigError(f"quantile must be in (0, 0.5], got {o['quantile']!r}")
