@@ -68,7 +68,8 @@ class MetricHistory:
 
 # %% ../../nbs/07a_app.session.ipynb #b74cdba3
 LIVE_KNOBS = tuple(KNOBS)   # the PPO fields declared `live(..., slider=...)` in `workbench.train.config`
-LM_SLIDERS = {"max_grad_norm": (0.0, 5.0), "beta": (0.0, 0.2), "temperature": (0.0, 2.0)}   # slider ranges of the LM knobs
+LM_SLIDERS = {"max_grad_norm": (0.0, 5.0), "beta": (0.0, 0.2), "temperature": (0.05, 2.0)}   # slider ranges of the LM knobs
+# (GRPO samples at a temperature above 0: at 0 every group is identical)
 ALL_KNOBS = tuple(dict.fromkeys(LIVE_KNOBS + LM_LIVE))   # every knob parameter of a session, of either kind
 
 def is_lm(config) -> bool:
