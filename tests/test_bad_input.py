@@ -402,7 +402,9 @@ def _python_cases(folder):
     from workbench.env.make import EnvConfig
     from workbench.env.spec import parse_spec
     from workbench.judge.episodes import evaluate_policy
-    from workbench.judge.sandbox import Limits
+    from workbench.judge.batch import BatchExecutionJudge
+    from workbench.judge.responses import ExecutionJudge
+    from workbench.judge.sandbox import Limits, run_sandboxed
     from workbench.policy import PolicyConfig
     from workbench.runs.store import RunStore
     from workbench.train.config import PPOConfig, RunConfig, TrainConfig
@@ -429,6 +431,12 @@ def _python_cases(folder):
         (lambda: evaluate_policy(_cartpole_policy(), "gym:Acrobot-v1", episodes=2), "the policy was built for"),
         (lambda: Limits(cpu_s=-1), "sandbox limit cpu_s must be positive"),
         (lambda: Limits(cpu_s=math.nan), "config key 'cpu_s' must be a finite number"),
+        (lambda: run_sandboxed(None), "the sandbox runs Python source text, got NoneType"),
+        (lambda: run_sandboxed("pass", limits={"cpu_s": 1}), "limits must be a Limits"),
+        (lambda: BatchExecutionJudge(parallel=0), "parallel must be a whole number from 1 to 1024"),
+        (lambda: ExecutionJudge(batch=10**9), "batch must be a whole number from 1 to 1024"),
+        (lambda: ExecutionJudge().score("q", None, {"tests": ["assert f() == 1"]}), "a response is text, got NoneType"),
+        (lambda: ExecutionJudge().score("q", "x = 1", {"tests": [1]}), "needs context['tests']"),
         (lambda: LMTrainConfig.from_dict({"algo": "grpo", "temperature": 0}), "temperature must be above 0"),
         (lambda: LMTrainConfig.from_dict({"lora": 8}), "lora does not apply to the tiny model"),
         (lambda: LMTrainConfig.from_dict({"vocab": 1}), "vocab must be at least 258"),
