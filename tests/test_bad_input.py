@@ -348,6 +348,7 @@ RUNS = [  # `RUN/x.pt` is a checkpoint of `made_runs`
     (["eval", "RUN/lm.pt", "--task", "code?source=benchmark", "--split", "val"], "--split applies to generated tasks"),
     (["eval", "RUN/lm.pt", "--task", "code?turns=2", "--turns", "3"], "give the attempts once"),
     (["eval", "RUN/lm.pt", "--split", "train"], "--split val or test"),
+    (["eval", "RUN/lm.pt", "--device", "tpu"], "device must be auto, cpu or cuda"),
     (["eval", "RUN/lm.pt", "--episodes", "100000"], "--episodes (tasks of each level) must be 1 to 1,000, got 100000"),
     (["eval", "RUN/lm.pt", "--samples", "0"], "--samples must be 1 to 1,000, got 0"),
     (["eval", "RUN/lm.pt", "--samples", "1000000"], "--samples must be 1 to 1,000"),
