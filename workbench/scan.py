@@ -103,18 +103,22 @@ def compile_kernel(source: str) -> Optional[ctypes.CDLL]:
     with open("/proc/cpuinfo") as f: cpu = next((l for l in f if l.startswith(("flags", "Features"))), "")
     key = hashlib.sha256("\0".join([source, cc, *KERNEL_FLAGS, platform.machine(), cpu]).encode()).hexdigest()[:20]
     path = kernel_dir() / f"{key}.so"
-    if not path.exists():
-        with tempfile.TemporaryDirectory() as tmp:
-            src, obj, lib = Path(tmp, "kernel.c"), Path(tmp, "kernel.o"), Path(tmp, "kernel.so")
-            src.write_text(source)
-            # linked in a second step, without -ffast-math: gcc would add its start-up code that sets flush-to-zero
-            # for the whole process that loads the library
-            for cmd in ([cc, *KERNEL_FLAGS, "-c", str(src), "-o", str(obj)], [cc, "-shared", str(obj), "-o", str(lib), "-lm"]):
-                try: done = subprocess.run(cmd, capture_output=True, timeout=120)
-                except (OSError, subprocess.TimeoutExpired): return None
-                if done.returncode != 0: return None
-            try: atomic_write(path, lambda f: f.write(lib.read_bytes()))
-            except OSError: return ctypes.CDLL(str(lib))   # a cache it cannot write: this process only
+    if path.exists():
+        try: return ctypes.CDLL(str(path))
+        except OSError: pass       # one this process cannot load (unreadable, another user's, corrupt): build its own
+    with tempfile.TemporaryDirectory() as tmp:
+        src, obj, lib = Path(tmp, "kernel.c"), Path(tmp, "kernel.o"), Path(tmp, "kernel.so")
+        src.write_text(source)
+        # linked in a second step, without -ffast-math: gcc would add its start-up code that sets flush-to-zero
+        # for the whole process that loads the library
+        for cmd in ([cc, *KERNEL_FLAGS, "-c", str(src), "-o", str(obj)], [cc, "-shared", str(obj), "-o", str(lib), "-lm"]):
+            try: done = subprocess.run(cmd, capture_output=True, timeout=120)
+            except (OSError, subprocess.TimeoutExpired): return None
+            if done.returncode != 0: return None
+        def write(f):
+            f.write(lib.read_bytes()); os.fchmod(f.fileno(), 0o644)   # readable by every user of a shared cache
+        try: atomic_write(path, write)
+        except OSError: return ctypes.CDLL(str(lib))   # a cache it cannot write: this process only
     return ctypes.CDLL(str(path))
 
 _LOADED: dict = {}
