@@ -84,6 +84,8 @@ class RunConfig:
     "bf16 autocast for the update's forward passes"
     compile: bool = False
     "torch.compile the policy"
+    learner: Literal["auto", "c", "torch"] = "auto"
+    "the learner's backend (`train.backend`): auto (the C kernels where they take the run, else torch), c (refuse to start without them) or torch"
     grad_sync: Literal["auto", "ddp"] = "auto"
     "PPO across CPU processes: auto (on one host, gradients averaged through shared memory) or ddp (torch DDP, gloo)"
     torch_threads: Optional[int] = 1
@@ -206,7 +208,6 @@ class TrainConfig(Sections):
 
 LIVE_HPARAMS = tuple(f.name for f in dataclasses.fields(PPOConfig) if f.metadata.get("live"))
 KNOBS = {f.name: f.metadata["slider"] for f in dataclasses.fields(PPOConfig) if f.metadata.get("slider")}
-
 
 # %% ../../nbs/05a_train.config.ipynb #b8e3ebd8
 TUNED: dict[str, dict] = {

@@ -37,10 +37,10 @@ class Trainer:
         "Seconds since `fit` started (`_start_time`), less the time spent paused since then."
         return now - self._start_time - (self.paused_seconds - self._paused_before)
 
-    def _begin(self) -> None:
-        "Start the clocks and say `running` (resumed when the run had steps already)."
+    def _begin(self, **facts) -> None:
+        "Start the clocks and say `running` (resumed when the run had steps already), with the run's `facts` (its backend)."
         self._start_step, self._paused_before, self._start_time = self.global_step, self.paused_seconds, time.perf_counter()
-        self._set_status("running", resumed=self._start_step > 0)
+        self._set_status("running", resumed=self._start_step > 0, **facts)
 
     def _set_status(self, status: str, **data) -> None:
         self.status = status
