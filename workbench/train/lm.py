@@ -152,30 +152,17 @@ class LMTrainer(Trainer):
     def setup(self) -> None: "The algorithm's own state (a data stream, a reference model, a curriculum)."
     def step(self) -> dict: raise NotImplementedError
 
-    def fit(self) -> dict:
-        "Train until `updates` steps or a stop; returns a summary."
-        self._begin()
+    @property
+    def total(self) -> int: return self.cfg.optim.updates
+
+    def _begin(self, **facts) -> None:
+        super()._begin(**facts)
         if self.init_from and self.global_step == 0 and self.main:
             self.bus.emit(Kind.RESUMED, 0, checkpoint=self.init_from, init=True)
-        try:
-            while self.global_step < self.cfg.optim.updates and not self._stopping():
-                t0 = time.perf_counter()
-                stats = self.step()
-                self.global_step += 1
-                self.scheduler.step()
-                now = time.perf_counter()
-                stats.update({"charts/learning_rate": self.optimizer.param_groups[0]["lr"], "charts/update": self.global_step,
-                              "perf/step_time": now - t0, "perf/sps": (self.global_step - self._start_step) / self._elapsed(now),
-                              "charts/temperature": self.cfg.grpo.temperature, "charts/beta": self.cfg.grpo.beta,
-                              "perf/processes": self.accelerator.num_processes})
-                if self.main: self.bus.emit(Kind.UPDATE, self.global_step, total=self.cfg.optim.updates, **stats)
-                if self.diverged: break
-                self._evaluate_and_checkpoint(self.global_step)
-            self._finish(self.global_step)
-        except BaseException as e:
-            self._set_status("failed", error=f"{type(e).__name__}: {e}")
-            raise
-        return self._summary()
+
+    def live_stats(self) -> dict:
+        return {"charts/temperature": self.cfg.grpo.temperature, "charts/beta": self.cfg.grpo.beta,
+                "perf/processes": self.accelerator.num_processes}
 
     def _optimise(self, loss: torch.Tensor) -> float: return optimise(self, loss)
 

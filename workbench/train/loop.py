@@ -5,12 +5,13 @@
 # %% ../../nbs/05d_train.loop.ipynb #f632f55f
 from __future__ import annotations
 from ..core import ConfigError, WorkbenchError  # first: see deps
-import threading, time
+import contextlib, threading, time
 from pathlib import Path
 from typing import Optional
 
 import torch
-from ..runs.events import Controls, EventBus, Kind
+from fastcore.basics import patch
+from ..runs.events import Controls, EventBus, Kind, Metric
 
 # %% auto #0
 __all__ = ['Trainer']
@@ -121,3 +122,49 @@ class Trainer:
         self.thread = threading.Thread(target=run, name="workbench-trainer", daemon=True)
         self.thread.start()
         return self.thread
+
+# %% ../../nbs/05d_train.loop.ipynb #e0f4bee6
+@patch
+def fit(self: Trainer) -> dict:
+    "Train until `done()` or a stop: a `step()`, its report, an evaluation and a checkpoint when due; returns a summary."
+    self._begin(**self.facts())
+    try:
+        with self.running():
+            while not self.done() and not self._stopping():
+                t0 = time.perf_counter()
+                stats = self.step()
+                self.count_update()
+                if self.scheduler is not None: self.scheduler.step()
+                self._report(stats, t0, time.perf_counter())
+                if self.diverged: break   # NaN or inf weights: nothing more to learn, nothing worth saving
+                self._evaluate_and_checkpoint(self.updates)
+        self._finish(self.updates)
+    except BaseException as e:
+        self._set_status("failed", error=f"{type(e).__name__}: {e}")
+        raise
+    finally: self.close()
+    return self._summary()
+
+@patch
+def _report(self: Trainer, stats: dict, t0: float, now: float) -> None:
+    "Emit a step's `stats` as an `update` event, with the step's time, the run's speed and the live settings."
+    stats.update({Metric.LEARNING_RATE: self.optimizer.param_groups[0]["lr"], Metric.UPDATE: self.updates,
+                  "perf/step_time": now - t0, Metric.SPS: (self.global_step - self._start_step) / self._elapsed(now),
+                  **self.live_stats()})
+    if self.main: self.bus.emit(Kind.UPDATE, self.global_step, total=self.total, **stats)
+
+# What a trainer may change of the loop; `step`, `total`, `evaluate`, `state_dict`, `set_hparams` and `_summary` it must write.
+@patch
+def done(self: Trainer) -> bool: return self.global_step >= self.total
+@patch(as_prop=True)
+def updates(self: Trainer) -> int: return self.global_step   # steps taken (PPO counts env steps in `global_step`)
+@patch
+def count_update(self: Trainer) -> None: self.global_step += 1
+@patch
+def facts(self: Trainer) -> dict: return {}   # named in the `running` event (PPO: its learner's backend)
+@patch
+def running(self: Trainer): return contextlib.nullcontext()   # held around the loop (PPO: the C kernels' threads)
+@patch
+def close(self: Trainer) -> None: pass   # after the loop, however it ended (PPO: its envs)
+@patch
+def live_stats(self: Trainer) -> dict: return {}   # settings reported with each step (PPO: its coefficients)

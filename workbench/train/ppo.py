@@ -105,28 +105,30 @@ class PPOTrainer(Trainer):
         if resume is not None: self.load_state(resume)
         self._build_buffer()
 
-    def fit(self) -> dict:
-        "Train until `total_timesteps` or a stop; returns a summary (run_dir, global_step, sps, returns, checkpoints)."
-        self._begin(learner=self.learner.name)
-        try:
-            with self.learner.running():
-                while self.global_step < self.cfg.ppo.total_timesteps and not self._stopping():
-                    t0 = time.perf_counter()
-                    stats = self.collect_rollout()
-                    self.compute_advantages()
-                    t1 = time.perf_counter()
-                    stats.update(self.update())
-                    self.update_count += 1
-                    self.scheduler.step()
-                    self._emit_update(stats, t0, t1, time.perf_counter())
-                    if self.diverged: break   # NaN or inf weights: nothing more to learn, nothing worth saving
-                    self._evaluate_and_checkpoint(self.update_count)
-            self._finish(self.update_count)
-        except BaseException as e:
-            self._set_status("failed", error=f"{type(e).__name__}: {e}")
-            raise
-        finally: self.vecenv.close()
-        return self._summary()
+    # ---- the algorithm's part of `Trainer.fit`, the one loop
+    def step(self) -> dict:
+        "One PPO update: a rollout, its advantages, epochs of minibatches; returns its stats with the phases' times."
+        t0 = time.perf_counter()
+        stats = self.collect_rollout()
+        self.compute_advantages()
+        t1 = time.perf_counter()
+        stats.update(self.update())
+        stats.update({"perf/rollout_time": t1 - t0, "perf/update_time": time.perf_counter() - t1})
+        return stats
+
+    @property
+    def total(self) -> int: return self.cfg.ppo.total_timesteps   # `global_step` counts env steps
+    @property
+    def updates(self) -> int: return self.update_count
+    def count_update(self) -> None: self.update_count += 1
+    def facts(self) -> dict: return {"learner": self.learner.name}
+    def running(self): return self.learner.running()
+    def close(self) -> None: self.vecenv.close()
+    def live_stats(self) -> dict:
+        ppo = self.cfg.ppo
+        return {"perf/processes": self.accelerator.num_processes, "perf/kernels": float(self.learner.name == "c"),
+                "charts/ent_coef": ppo.ent_coef, "charts/clip_coef": ppo.clip_coef, "charts/gamma": ppo.gamma,
+                "charts/gae_lambda": ppo.gae_lambda}
 
     # ---- set-up, called by __init__
     def _build_learner(self):
@@ -273,18 +275,6 @@ def _update_stats(self: PPOTrainer, means: torch.Tensor, epochs: int) -> dict:
     return {**dict(zip(keys, means)), "losses/explained_variance": explained, "losses/epochs": epochs}
 
 # %% ../../nbs/05e_train.ppo.ipynb #c15023bd
-@patch
-def _emit_update(self: PPOTrainer, stats: dict, t0: float, t1: float, t2: float) -> None:
-    "Emit the update's stats with its timings (rollout t0-t1, update t1-t2) and the live settings."
-    ppo = self.cfg.ppo
-    stats.update({Metric.SPS: (self.global_step - self._start_step) / self._elapsed(t2),
-                  "perf/update_time": t2 - t1, "perf/rollout_time": t1 - t0,
-                  "perf/processes": self.accelerator.num_processes, "perf/kernels": float(self.learner.name == "c"),
-                  Metric.LEARNING_RATE: self.optimizer.param_groups[0]["lr"], Metric.UPDATE: self.update_count,
-                  "charts/ent_coef": ppo.ent_coef, "charts/clip_coef": ppo.clip_coef,
-                  "charts/gamma": ppo.gamma, "charts/gae_lambda": ppo.gae_lambda})
-    if self.main: self.bus.emit(Kind.UPDATE, self.global_step, total=ppo.total_timesteps, **stats)
-
 @patch
 def _summary(self: PPOTrainer) -> dict:
     "What `fit` returns."

@@ -229,26 +229,11 @@ class TeamTrainer(Trainer):
         return models
 
     # ---- the loop
-    def fit(self) -> dict:
-        "Train until `updates` steps or a stop; returns a summary."
-        self._begin()
-        try:
-            while self.global_step < self.cfg.optim.updates and not self._stopping():
-                t0 = time.perf_counter()
-                stats = self.sft_step() if self.cfg.optim.algo == "sft" else self.grpo_step()
-                self.global_step += 1
-                self.scheduler.step()
-                now = time.perf_counter()
-                stats.update({"charts/learning_rate": self.optimizer.param_groups[0]["lr"], "charts/update": self.global_step,
-                              "perf/step_time": now - t0, "perf/sps": (self.global_step - self._start_step) / self._elapsed(now)})
-                self.bus.emit(Kind.UPDATE, self.global_step, total=self.cfg.optim.updates, **stats)
-                if self.diverged: break
-                self._evaluate_and_checkpoint(self.global_step)
-            self._finish(self.global_step)
-        except BaseException as e:
-            self._set_status("failed", error=f"{type(e).__name__}: {e}")
-            raise
-        return self._summary()
+    @property
+    def total(self) -> int: return self.cfg.optim.updates
+    def step(self) -> dict:
+        "One step of the team's algorithm (`Trainer.fit` runs the loop)."
+        return self.sft_step() if self.cfg.optim.algo == "sft" else self.grpo_step()
 
     def draw(self, n: int) -> list:
         self.drawn += n
