@@ -3,7 +3,7 @@
 Same model (the default small transformer of `workbench train --algo grpo`, random weights, saved to a folder that
 both load), same prompts (generated easy tasks), same G, the same longest completion, temperature 1, no KL, DAPO
 loss, one update per generation batch, the same reward (the code env's judges in the sandbox; TRL gets them
-through `workbench.judge.code_eval.trl_reward`). Each trainer runs in a fresh subprocess, one after the other.
+through `workbench.tasks.eval.trl_reward`). Each trainer runs in a fresh subprocess, one after the other.
 
 Reported: completion tokens generated per second of generation and GRPO updates per minute (wall time of whole
 steps: generation, judging and the update). Caveat: our generation also ends at code stop sequences (a new `def`,
@@ -71,8 +71,8 @@ def trl(folder: str, steps: int) -> dict:
     from datasets import Dataset
     from transformers import TrainerCallback
     from trl import GRPOConfig, GRPOTrainer
-    from workbench.judge.code_eval import trl_reward
-    from workbench.judge.code_tasks import task_stream
+    from workbench.tasks.eval import trl_reward
+    from workbench.tasks.code import task_stream
 
     torch.set_num_threads(1)
     tasks = list(itertools.islice(task_stream("easy", 0, "train"), TASKS * (steps + 1)))

@@ -18,7 +18,7 @@ import sys
 
 WORK = """
 import json, time
-from workbench.judge.code_tasks import held_out, humaneval_tasks
+from workbench.tasks.code import held_out, humaneval_tasks
 from workbench.judge.responses import ExecutionJudge
 try: from workbench.judge.batch import BatchExecutionJudge as Judge   # the batching judge, where it is another class
 except ImportError: Judge = ExecutionJudge

@@ -11,8 +11,8 @@ import pytest
 import torch
 
 from conftest import start_workbench, wait_for, workbench, last_json
-from workbench.judge.code_env import CodeEnv, CodeEnvConfig
-from workbench.judge.code_tasks import held_out
+from workbench.tasks.env import CodeEnv, CodeEnvConfig
+from workbench.tasks.code import held_out
 from workbench.runs.store import RunStore
 from workbench.train.checkpoint import find_checkpoint, load_checkpoint
 
@@ -133,8 +133,8 @@ def test_trl_grpo_trainer_takes_our_judges(tmp_path):
 import itertools, json
 import trl
 from datasets import Dataset
-from workbench.judge.code_eval import trl_reward
-from workbench.judge.code_tasks import task_stream
+from workbench.tasks.eval import trl_reward
+from workbench.tasks.code import task_stream
 from workbench.train.lm import LMTrainConfig, build_policy
 small = {{"hidden": 32, "layers": 1, "heads": 2, "ffn": 64, "vocab": 300, "corpus_tasks": 30}}
 folder = {str(tmp_path / "model")!r}

@@ -14,8 +14,8 @@ from panel.custom import JSComponent
 
 from ..core import WorkbenchError
 from ..runs.events import Metric
-from ..judge.code_env import CodeEnvConfig
-from ..judge.code_tasks import LEVELS
+from ..tasks.env import CodeEnvConfig
+from ..tasks.code import LEVELS
 from .session import MetricHistory, is_lm
 from ..env.make import env_roles
 

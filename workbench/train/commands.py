@@ -219,9 +219,9 @@ def eval_lm(args, path) -> int:
     """`workbench eval` of a language-model checkpoint: pass@k per level with 95% intervals (and multi-turn against pass@T),
     on the run's own task source or the one `--task` names."""
     from workbench.env.spec import parse_spec
-    from workbench.judge.code_env import CodeEnv
-    from workbench.judge.code_eval import multi_turn, pass_at_k
-    from workbench.judge.code_tasks import LEVELS, held_out
+    from workbench.tasks.env import CodeEnv
+    from workbench.tasks.eval import multi_turn, pass_at_k
+    from workbench.tasks.code import LEVELS, held_out
     from workbench.train.checkpoint import load_checkpoint
     from workbench.train.lm import build_policy
     from workbench.train.lm_config import LMTrainConfig, task_env

@@ -10,7 +10,7 @@ from typing import Optional, Sequence
 
 import torch
 from ..core import ConfigError
-from ..judge.code_tasks import LEVELS
+from ..tasks.code import LEVELS
 from ..runs.events import Kind
 from .loss import group_advantages, grpo_loss
 

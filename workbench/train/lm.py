@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Optional, Union
 
 import torch
-from ..judge.code_env import CodeEnv
-from ..judge.code_tasks import LEVELS, held_out, task_stream
-from ..judge.code_eval import pass_at_k
+from ..tasks.env import CodeEnv
+from ..tasks.code import LEVELS, held_out, task_stream
+from ..tasks.eval import pass_at_k
 from ..lm.policy import SHIPPED, PolicyError, TokenPolicy, shipped_model
 from ..runs.events import Controls, EventBus, Kind
 from .checkpoint import CheckpointManager, find_checkpoint, load_checkpoint, rng_state, set_rng_state

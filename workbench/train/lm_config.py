@@ -12,8 +12,8 @@ from typing import ClassVar, Literal, Optional
 
 import torch
 from ..env.spec import parse_spec
-from ..judge.code_env import CodeEnvConfig
-from ..judge.code_tasks import LEVELS, TaskError
+from ..tasks.env import CodeEnvConfig
+from ..tasks.code import LEVELS, TaskError
 from ..lm.policy import SHIPPED, PolicyError, TinyLMConfig, shipped_model
 from ..policy import role_map
 from .config import RunConfig, Sections, live

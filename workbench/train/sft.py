@@ -9,7 +9,7 @@ from typing import Sequence
 
 from .lm import LMTrainer  # first: it imports core, which quiets dependency notices
 import torch
-from ..judge.code_tasks import task_stream
+from ..tasks.code import task_stream
 
 # %% auto #0
 __all__ = ['SFT_SEED', 'SFTTrainer']

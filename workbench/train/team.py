@@ -13,8 +13,8 @@ from typing import ClassVar, Literal, Optional, Sequence, Union
 import numpy as np
 import torch
 from ..env.pathtext import PathFace, PathTask
-from ..judge.code_team import CodeFace
-from ..judge.code_eval import wilson_interval
+from ..tasks.team import CodeFace
+from ..tasks.eval import wilson_interval
 from ..lm.policy import PolicyError, TokenPolicy
 from ..policy import role_map
 from ..runs.events import Controls, EventBus, Kind
