@@ -5,71 +5,22 @@
 # %% ../../nbs/06d_jobs.launch.ipynb #80e9b624
 from __future__ import annotations
 from ..core import atomic_write_text  # first: quiets dependency notices
-import json, os, signal, subprocess, sys, threading, time
+import json, os, signal, sys, time
 from pathlib import Path
 from typing import Callable, Optional, Union
 
 from .notebook import JobError
 from .report import build_index, check_plotly_mode
 from .batch import build_batch_report, job_state
+from .schedule import Scheduler, Task
 
 # %% auto #0
-__all__ = ['job_command', 'start_local', 'RayLauncher', 'run_batch', 'batch_job_main']
+__all__ = ['job_command', 'run_batch', 'batch_job_main']
 
 # %% ../../nbs/06d_jobs.launch.ipynb #6a0b4fc7
-def _die_with_parent():
-    "In the child, before exec: SIGTERM when the parent dies."
-    try:
-        import ctypes
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)   # PR_SET_PDEATHSIG
-    except (OSError, AttributeError): pass
-
 def job_command(batch_dir: Union[str, Path], job_id: str) -> list[str]:
     "The command that runs one job of a batch."
     return [sys.executable, "-m", "workbench.jobs.launch", str(Path(batch_dir).resolve()), job_id]
-
-def start_local(cmd: list[str], log: Path, cwd: str):
-    "Start a job as a local process; returns (poll() -> exit code or None, stop())."
-    logf = open(log, "ab")
-    p = subprocess.Popen(cmd, stdout=logf, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=cwd,
-                         start_new_session=True, preexec_fn=_die_with_parent)
-    logf.close()
-    def stop():
-        try: os.killpg(p.pid, signal.SIGTERM)
-        except ProcessLookupError: pass
-    return p.poll, stop, p
-
-def _ray_job(cmd: list[str], log: str, cwd: str) -> int:
-    "Body of the Ray task: run the job command on the node, return its exit code."
-    with open(log, "ab") as logf:
-        p = subprocess.Popen(cmd, stdout=logf, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=cwd,
-                             start_new_session=True, preexec_fn=_die_with_parent)
-        try: return p.wait()
-        finally:
-            if p.poll() is None: os.killpg(p.pid, signal.SIGTERM); p.wait()
-
-class RayLauncher:
-    "Runs job commands as tasks on an existing Ray cluster."
-    def __init__(self, address: str, cpus_per_job: int = 1):
-        try: import ray
-        except ImportError: raise JobError("--ray needs the ray package (pip install 'workbench[ray]')") from None
-        os.environ.setdefault("RAY_AUTH_MODE", "disabled")
-        try: ray.init(address=address, log_to_driver=False, logging_level="ERROR", configure_logging=False)
-        except Exception as e:
-            raise JobError(f"cannot connect to the Ray cluster at {address}: {str(e).splitlines()[0][:200]}") from None
-        self.ray, self.task = ray, ray.remote(num_cpus=cpus_per_job, max_retries=0)(_ray_job)
-    def start(self, cmd, log, cwd):
-        log = Path(log).resolve()
-        ref = self.task.remote(cmd, str(log), cwd)
-        def poll():
-            done, _ = self.ray.wait([ref], timeout=0)
-            if not done: return None
-            try: return self.ray.get(ref)
-            except Exception as e:    # the task failed on the cluster: say why in the job's log
-                with open(log, "a") as f: f.write(f"the Ray task failed: {type(e).__name__}: {e}\n")
-                return 1
-        return poll, lambda: self.ray.cancel(ref, force=True), ref
-    def close(self): self.ray.shutdown()
 
 # %% ../../nbs/06d_jobs.launch.ipynb #38b145c4
 def _last_progress(log: Path) -> Optional[str]:
@@ -93,6 +44,25 @@ def _job_line(job: dict, state: dict, log: Path) -> str:
     tail = f": {shown}" if state.get("status") == "finished" and shown else f"{where}: {err.get('error')}" if err else ""
     return f"{job['id']} ({_point_text(job['point'])}) {state.get('status')} in {state.get('duration') or 0:.1f} s{tail}"
 
+def _batch_tasks(batch_dir: Path, todo: list):
+    "The batch's unfinished jobs as the scheduler's tasks, each with its log emptied just before it starts."
+    for i, job in enumerate(todo, 1):
+        log = batch_dir / "logs" / f"{job['id']}.log"
+        log.write_bytes(b"")
+        yield Task(job["id"], job_command(batch_dir, job["id"]), log, job,
+                   note=f"[{i}/{len(todo)}] started {job['id']} ({_point_text(job['point'])})")
+
+def _progress_every(every_s: float, announce: Callable[[str], None]) -> Callable[[list], None]:
+    "A scheduler tick that announces each running job's latest progress line, at most every `every_s` seconds."
+    last = [time.monotonic()]
+    def tick(running: list):
+        if time.monotonic() - last[0] < every_s: return
+        last[0] = time.monotonic()
+        for task in running:
+            line = _last_progress(task.log)
+            if line: announce(f"  {task.key}: {line}")
+    return tick
+
 def run_batch(batch_dir: Union[str, Path], max_parallel: int = 1, ray_address: Optional[str] = None,
               announce: Callable[[str], None] = print, progress_every_s: float = 10.0, plotly: Optional[str] = None) -> dict:
     """Run the unfinished jobs of the batch planned in `<batch_dir>/batch.json`, `max_parallel` at a time,
@@ -109,45 +79,14 @@ def run_batch(batch_dir: Union[str, Path], max_parallel: int = 1, ray_address: O
     (batch_dir / "logs").mkdir(exist_ok=True)
     if done: announce(f"batch {batch['id']}: {len(done)} of {len(jobs)} jobs already finished; running the other {len(todo)}")
     else: announce(f"batch {batch['id']}: {len(jobs)} jobs, {max_parallel} at a time")
-    launcher = RayLauncher(ray_address, batch["processes"]) if ray_address else None
+    sched = Scheduler(max_parallel, ray_address, batch["processes"], name=f"batch {batch['id']}", noun="job",
+                      announce=announce)
     batch.update(status="running", max_parallel=max_parallel, ray=ray_address, plotly=plotly, started_at=time.time(),
                  resumed=len(done) > 0, ran=[j["id"] for j in todo])
     atomic_write_text(batch_dir / "batch.json", json.dumps(batch, indent=2))
-    running, pending, interrupted = {}, list(todo), False
-    cwd, last_progress = os.getcwd(), time.monotonic()
-    main = threading.current_thread() is threading.main_thread()
-    old = {s: signal.signal(s, _raise_interrupt) for s in (signal.SIGTERM,)} if main else {}
-    started = 0
-    try:
-        while pending or running:
-            while pending and len(running) < max_parallel:
-                job = pending.pop(0)
-                log = batch_dir / "logs" / f"{job['id']}.log"
-                log.write_bytes(b"")
-                cmd = job_command(batch_dir, job["id"])
-                poll, stop, _ = launcher.start(cmd, log, cwd) if launcher else start_local(cmd, log, cwd)
-                running[job["id"]] = (job, poll, stop)
-                started += 1
-                announce(f"[{started}/{len(todo)}] started {job['id']} ({_point_text(job['point'])})")
-            for job_id, (job, poll, stop) in list(running.items()):
-                if poll() is None: continue
-                del running[job_id]
-                announce(_job_line(job, job_state(batch_dir, job_id), batch_dir / "logs" / f"{job_id}.log"))
-            if running and time.monotonic() - last_progress >= progress_every_s:
-                last_progress = time.monotonic()
-                for job_id in running:
-                    line = _last_progress(batch_dir / "logs" / f"{job_id}.log")
-                    if line: announce(f"  {job_id}: {line}")
-            time.sleep(0.2)
-    except KeyboardInterrupt:
-        interrupted = True
-        announce(f"batch {batch['id']}: interrupted; stopping {len(running)} running job(s)")
-        for job, poll, stop in running.values(): stop()
-        deadline = time.monotonic() + 60
-        while any(poll() is None for _, poll, _ in running.values()) and time.monotonic() < deadline: time.sleep(0.2)
-    finally:
-        for s, h in old.items(): signal.signal(s, h)
-        if launcher: launcher.close()
+    def ended(task: Task, code: int): announce(_job_line(task.item, job_state(batch_dir, task.key), task.log))
+    with sched:   # Ctrl-C, SIGTERM: the running jobs are stopped (they record themselves) and the batch is interrupted
+        interrupted = sched.run(_batch_tasks(batch_dir, todo), ended, _progress_every(progress_every_s, announce))
     states = {j["id"]: job_state(batch_dir, j["id"]).get("status") for j in jobs}
     finished = sum(s == "finished" for s in states.values())
     batch.update(status="interrupted" if interrupted else "finished" if finished == len(jobs) else "failed",
@@ -155,8 +94,6 @@ def run_batch(batch_dir: Union[str, Path], max_parallel: int = 1, ray_address: O
     atomic_write_text(batch_dir / "batch.json", json.dumps(batch, indent=2))
     build_batch_report(batch_dir, plotly=plotly); build_index(batch_dir.parent)
     return batch
-
-def _raise_interrupt(signum, frame): raise KeyboardInterrupt
 
 # %% ../../nbs/06d_jobs.launch.ipynb #2040206d
 def _kill_descendants():

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Callable, Optional, Union
 
 from ..runs.store import RunStore, new_run_id
+from .schedule import Scheduler, Task
 from .space import Param, SearchSpace, Strategy, _space
 from .sweep import plan_params, read_plan
 
@@ -80,95 +81,89 @@ def _member_score(store: RunStore, trial: dict, metric: str) -> Optional[float]:
     rows = [r for r in store.metrics(trial["run_id"], metric) if r["value"] is not None]
     return rows[-1]["value"] if rows else None
 
+def _draw_population(plan: dict, store: RunStore) -> list:
+    "The first members: settings drawn at random from the space, each a trial with the id of the run it will train."
+    o, sid = plan["options"], plan["id"]
+    draw = Strategy(SearchSpace(plan_params(plan), plan["defaults"]), "random", seed=o["seed"])
+    for i in range(o["population"]):
+        tid = store.add_trial(sid, i, draw.suggest(i)[0])
+        store.update_trial(tid, run_id=new_run_id(tid), status="pending")
+    return store.trials(sid)
+
+def _end_round(plan: dict, store: RunStore, members: list, codes: dict, r: int, rng: random.Random, t0: float,
+               announce: Callable[[str], None]):
+    "Score round `r`; the worst copy a best one's checkpoint and perturb its settings; record the lineage and the best."
+    from workbench.train.checkpoint import CheckpointManager
+    o, sid, params = plan["options"], plan["id"], plan_params(plan)
+    sign = 1.0 if o["goal"] == "maximize" else -1.0
+    step = int(plan["budget"]) * (r + 1) // o["rounds"]
+    scores = {m["id"]: (_member_score(store, m, o["metric"]) if codes[m["id"]] == 0 else None) for m in members}
+    signed = {k: None if v is None else sign * v for k, v in scores.items()}
+    def latest(m): return CheckpointManager(Path(plan["runs_dir"]) / m["run_id"] / "checkpoints").latest()
+    saved = {m["id"] for m in members if latest(m)}
+    last = r == o["rounds"] - 1
+    pairs = {} if last else exploit_pairs(signed, saved, o["quantile"], rng)
+    by_id = {m["id"]: m for m in members}
+    for m in members:
+        parent, values = pairs.get(m["id"]), m["parameters"]
+        if parent is not None:
+            src, dst = latest(by_id[parent]), Path(plan["runs_dir"]) / m["run_id"] / "checkpoints" / EXPLOIT
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(src, dst.with_suffix(".tmp")); os.replace(dst.with_suffix(".tmp"), dst)
+            values = explore(by_id[parent]["parameters"], params, rng, o["resample"])
+        store.add_lineage(sid, r, m["id"], parent, step, values, scores[m["id"]])
+        store.update_trial(m["id"], parameters=values, score=scores[m["id"]], cost=time.time() - t0,
+                           status="finished" if last else "running", ended_at=time.time() if last else None)
+    best = max((k for k in scores if scores[k] is not None), key=lambda k: signed[k], default=None)
+    copies = ", ".join(f"{k.rsplit('-', 1)[-1]} <- {v.rsplit('-', 1)[-1]}" for k, v in pairs.items())
+    announce(f"round {r + 1}/{o['rounds']} in {time.time() - t0:.1f} s: "
+             + " ".join(f"{k.rsplit('-', 1)[-1]} {'-' if v is None else f'{v:.4g}'}" for k, v in scores.items())
+             + (f"; copied {copies}" if copies else ""))
+    if best is not None:
+        store.update_sweep(sid, best={"trial": best, "score": scores[best], "round": r + 1,
+                                      "parameters": by_id[best]["parameters"], "cost": time.time() - t0})
+
 def run_pbt(sweep_dir: Union[str, Path], announce: Callable[[str], None] = print, ray_address: Optional[str] = None,
             in_process: bool = False, poll_s: float = 0.5) -> dict:
     "Train the population planned in `<sweep_dir>/sweep.json` through its rounds; returns the sweep's row."
-    from workbench.jobs.launch import RayLauncher, start_local
-    from workbench.train.checkpoint import CheckpointManager
     sweep_dir, plan = Path(sweep_dir), read_plan(sweep_dir)
     o, sid, store = plan["options"], plan["id"], RunStore(plan["runs_dir"])
-    sign = 1.0 if o["goal"] == "maximize" else -1.0
-    params = plan_params(plan)
     rng = random.Random(o["seed"])
-    members = store.trials(sid)
-    if not members:
-        draw = Strategy(SearchSpace(params, plan["defaults"]), "random", seed=o["seed"])
-        for i in range(o["population"]):
-            tid = store.add_trial(sid, i, draw.suggest(i)[0])
-            store.update_trial(tid, run_id=new_run_id(tid), status="pending")
-        members = store.trials(sid)
+    members = store.trials(sid) or _draw_population(plan, store)
     done = {r["round"] for r in store.lineage(sid)}
     (sweep_dir / "logs").mkdir(exist_ok=True)
     store.update_sweep(sid, status="running", started_at=time.time(), pid=os.getpid())
     announce(f"pbt {sid}: {len(members)} members, {o['rounds']} rounds of {plan['budget'] // o['rounds']:,} steps"
              + (f"; rounds 1-{max(done) + 1} already done" if done else ""))
-    launcher = RayLauncher(ray_address) if ray_address and not in_process else None
-    try:
-        for r in range(o["rounds"]):
-            if r in done: continue
-            t0, members = time.time(), store.trials(sid)
-            for m in members: store.update_trial(m["id"], status="running", started_at=m["started_at"] or t0)
-            codes = _run_round(sweep_dir, members, r, o["max_parallel"], launcher, start_local, in_process)
-            step = int(plan["budget"]) * (r + 1) // o["rounds"]
-            scores = {m["id"]: (_member_score(store, m, o["metric"]) if codes[m["id"]] == 0 else None)
-                      for m in members}
-            signed = {k: None if v is None else sign * v for k, v in scores.items()}
-            saved = {m["id"] for m in members if CheckpointManager(Path(plan["runs_dir"]) / m["run_id"] / "checkpoints").latest()}
-            last = r == o["rounds"] - 1
-            pairs = {} if last else exploit_pairs(signed, saved, o["quantile"], rng)
-            by_id = {m["id"]: m for m in members}
-            for m in members:
-                parent, values = pairs.get(m["id"]), m["parameters"]
-                if parent is not None:
-                    src = CheckpointManager(Path(plan["runs_dir"]) / by_id[parent]["run_id"] / "checkpoints").latest()
-                    dst = Path(plan["runs_dir"]) / m["run_id"] / "checkpoints" / EXPLOIT
-                    dst.parent.mkdir(parents=True, exist_ok=True)
-                    shutil.copyfile(src, dst.with_suffix(".tmp")); os.replace(dst.with_suffix(".tmp"), dst)
-                    values = explore(by_id[parent]["parameters"], params, rng, o["resample"])
-                store.add_lineage(sid, r, m["id"], parent, step, values, scores[m["id"]])
-                store.update_trial(m["id"], parameters=values, score=scores[m["id"]], cost=time.time() - t0,
-                                   status="finished" if last else "running", ended_at=time.time() if last else None)
-            best = max((k for k in scores if scores[k] is not None), key=lambda k: signed[k], default=None)
-            copies = ", ".join(f"{k.rsplit('-', 1)[-1]} <- {v.rsplit('-', 1)[-1]}" for k, v in pairs.items())
-            announce(f"round {r + 1}/{o['rounds']} in {time.time() - t0:.1f} s: "
-                     + " ".join(f"{k.rsplit('-', 1)[-1]} {'-' if v is None else f'{v:.4g}'}" for k, v in scores.items())
-                     + (f"; copied {copies}" if copies else ""))
-            if best is not None:
-                store.update_sweep(sid, best={"trial": best, "score": scores[best], "round": r + 1,
-                                              "parameters": by_id[best]["parameters"], "cost": time.time() - t0})
-    except KeyboardInterrupt:
-        store.update_sweep(sid, status="interrupted", ended_at=time.time())
-        return store.get_sweep(sid)
-    finally:
-        if launcher: launcher.close()
+    sched = Scheduler(o["max_parallel"], None if in_process else ray_address, name=f"pbt {sid}", noun="member",
+                      announce=announce, poll_s=poll_s)
+    with sched:   # Ctrl-C, SIGTERM: the running members are stopped (each saves a checkpoint) and the sweep is interrupted
+        try:
+            for r in range(o["rounds"]):
+                if r in done: continue
+                t0, members = time.time(), store.trials(sid)
+                for m in members: store.update_trial(m["id"], status="running", started_at=m["started_at"] or t0)
+                _end_round(plan, store, members, _run_round(sweep_dir, members, r, sched, in_process), r, rng, t0, announce)
+        except KeyboardInterrupt:
+            store.update_sweep(sid, status="interrupted", ended_at=time.time())
+            return store.get_sweep(sid)
     store.update_sweep(sid, status="finished", ended_at=time.time())
     return store.get_sweep(sid)
 
-def _run_round(sweep_dir: Path, members: list, r: int, max_parallel: int, launcher, start_local, in_process: bool) -> dict:
-    "Train every member through round `r`, `max_parallel` at a time; {member: exit code}."
+def _run_round(sweep_dir: Path, members: list, r: int, sched: Scheduler, in_process: bool) -> dict:
+    "Train every member through round `r`, the scheduler's `max_parallel` at a time; {member: exit code}."
+    codes = {}
     if in_process:
-        codes = {}
         for m in members:
+            sched.check()   # a stop request, between members
             try: codes[m["id"]] = 0 if train_segment(sweep_dir, m["id"], r)["status"] in ("finished", "stopped") else 1
             except Exception as e:
                 print(f"{m['id']}: {type(e).__name__}: {e}", file=sys.stderr); codes[m["id"]] = 1
         return codes
-    pending, running, codes = list(members), {}, {}
-    try:
-        while pending or running:
-            while pending and len(running) < max_parallel:
-                m = pending.pop(0)
-                cmd = [sys.executable, "-m", "workbench.jobs.pbt", str(sweep_dir.resolve()), m["id"], str(r)]
-                log = sweep_dir / "logs" / f"{m['id']}.log"
-                poll, stop, _ = launcher.start(cmd, log, os.getcwd()) if launcher else start_local(cmd, log, os.getcwd())
-                running[m["id"]] = (poll, stop)
-            for k, (poll, _) in list(running.items()):
-                c = poll()
-                if c is not None: codes[k] = c; del running[k]
-            time.sleep(0.2)
-    except KeyboardInterrupt:
-        for _, stop in running.values(): stop()
-        raise
+    tasks = [Task(m["id"], [sys.executable, "-m", "workbench.jobs.pbt", str(sweep_dir.resolve()), m["id"], str(r)],
+                  sweep_dir / "logs" / f"{m['id']}.log") for m in members]
+    if sched.run(tasks, lambda task, code: codes.update({task.key: code})):
+        raise KeyboardInterrupt   # the members are stopped; `run_pbt` records the sweep as interrupted
     return codes
 
 # `python -m workbench.jobs.pbt SWEEP_DIR MEMBER ROUND`, one member's round (a notebook's kernel has no `__spec__`)

@@ -5,12 +5,13 @@
 # %% ../../nbs/06g_jobs.sweep.ipynb #e235ec85
 from __future__ import annotations
 from ..core import ConfigError, WorkbenchError  # first: quiets dependency notices
-import json, math, os, signal, sys, threading, time
+import json, math, os, sys, time
 from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Callable, Optional, Union
 
 from ..runs.store import RunStore, new_run_id
+from .schedule import Scheduler, Task
 from .space import (METHODS, Param, SearchSpace, Strategy, curve_points, best_so_far, hopeless,
                                   read_sweep_file)
 
@@ -242,103 +243,102 @@ def _best(trials: list, opts: dict) -> Optional[dict]:
     return {"trial": b["id"], "idx": b["idx"], "score": b["score"], "cost": b["cost"], "parameters": b["parameters"]}
 
 # %% ../../nbs/06g_jobs.sweep.ipynb #e80794f0
+class _Trials:
+    "A sweep's trials as the scheduler's tasks: which to start next, what an ended one scored, which to stop early."
+    def __init__(self, sweep_dir: Path, announce: Callable[[str], None]):
+        self.dir, self.plan, self.announce = sweep_dir, read_plan(sweep_dir), announce
+        self.o, self.sid, self.store = self.plan["options"], self.plan["id"], RunStore(self.plan["runs_dir"])
+        self.sign = 1.0 if self.o["goal"] == "maximize" else -1.0
+        self.strategy = Strategy(SearchSpace(plan_params(self.plan), self.plan["defaults"]), self.o["method"],
+                                 self.o["goal"], self.o["seed"])
+        self.trials = self.store.trials(self.sid)
+        for t in self.trials:
+            if t["status"] in ENDED: observe_trial(self.strategy, t, self.o)
+        self.redo = [t for t in self.trials if t["status"] not in ENDED]
+        # The strategy thinks on a thread of its own (Protein fits two Gaussian processes for every suggestion: seconds of
+        # CPU), so trials keep being watched and started meanwhile; its observations queue on the same thread.
+        self.thinker, self.pending = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sweep-strategy"), None
+
+    def tasks(self):
+        "The trials to start: those a stopped sweep left running, then the strategy's suggestions (None while it thinks)."
+        for t in self.redo: yield self.task(t)
+        for idx in range(len(self.trials), self.o["trials"]):
+            self.pending = self.thinker.submit(self.strategy.suggest, idx)
+            while not self.pending.done(): yield None
+            (values, predicted), self.pending = self.pending.result(), None
+            tid = self.store.add_trial(self.sid, idx, values, predicted)
+            yield self.task({"id": tid, "idx": idx, "parameters": values, "attempts": 0})
+
+    def task(self, t: dict) -> Task:
+        "Record a trial as running and return its task (an interrupted attempt that saved a checkpoint continues its run)."
+        ckpt = trial_checkpoint(self.plan, t) if t.get("attempts") else None
+        run_id = t["run_id"] if ckpt else new_run_id(t["id"]) if self.plan["kind"] == "train" else None
+        self.store.update_trial(t["id"], status="running", run_id=run_id, attempts=(t.get("attempts") or 0) + 1,
+                                started_at=time.time(), ended_at=None, score=None, cost=None, curve=None, error=None)
+        how = f"resumed {_short(t['id'])} from its checkpoint {ckpt.name}" if ckpt else f"started {_short(t['id'])}"
+        return Task(t["id"], trial_command(self.dir, t["id"]), self.dir / "logs" / f"{t['id']}.log", {**t, "run_id": run_id},
+                    note=f"[{t['idx'] + 1}/{self.o['trials']}] {how}: {_params_text(t['parameters'])}")
+
+    def end(self, task: Task, code: int):
+        "Score an ended trial from its curve, record it, let the strategy observe it, and say how it went."
+        o, tid, t = self.o, task.key, task.item
+        curve = read_curve(self.store, t, o["metric"], self.plan["kind"])
+        score, cost, _ = trial_outcome(curve, o)
+        status = task.why or ("finished" if code == 0 else "failed")
+        error = None if score is not None else (f"exit code {code}: {_last_line(task.log)}"
+                                                 if code else f"the run recorded no {o['metric']!r}")
+        if score is None and status == "finished": status = "failed"
+        self.store.update_trial(tid, status=status, curve=curve, score=score, cost=cost, error=error, ended_at=time.time())
+        self.thinker.submit(observe_trial, self.strategy, {**t, "curve": curve, "started_at": task.t0,
+                                                           "ended_at": time.time()}, o)
+        best = _best(self.store.trials(self.sid), o)
+        self.store.update_sweep(self.sid, best=best)
+        what = f"{o['metric']} {score:.4g} {_cost_text(cost, o)}" if score is not None else error
+        self.announce(f"{_short(tid)} {status} in {time.time() - task.t0:.1f} s: {what}"
+                      + (f" (best so far: {best['score']:.4g}, {_short(best['trial'])})" if best else ""))
+
+    def watch(self, running: list):
+        "Stop a trial past the timeout, or (with early_stop) one whose curve cannot reach the finished ones' median."
+        o, early = self.o, self.o["early_stop"] and self.plan["kind"] == "train"
+        finished = [t["curve"] for t in self.store.trials(self.sid) if t["status"] == "finished" and t.get("curve")] \
+            if early else []
+        for task in running:
+            if task.why: continue
+            if o["timeout"] and time.time() - task.t0 > o["timeout"]: task.why = "timeout"
+            elif early and hopeless(read_curve(self.store, task.item, o["metric"], "train"), finished,
+                                    task.item["parameters"].get(BUDGET, self.plan["budget"]), self.sign):
+                task.why = "stopped"
+            if task.why:
+                self.announce(f"{_short(task.key)}: {'past the timeout' if task.why == 'timeout' else 'below the median'}"
+                              "; stopping it")
+                task.stop()
+
+    def wait(self, seconds: float):
+        "Between ticks: wake early when the strategy's suggestion is ready."
+        if self.pending: wait([self.pending], timeout=seconds)
+        else: time.sleep(seconds)
+
 def run_sweep(sweep_dir: Union[str, Path], announce: Callable[[str], None] = print, ray_address: Optional[str] = None,
               poll_s: float = 1.0) -> dict:
     "Run the sweep planned in `<sweep_dir>/sweep.json` to its trial count (ended trials are kept); returns its row."
-    from workbench.jobs.launch import RayLauncher, start_local
-    sweep_dir, plan = Path(sweep_dir), read_plan(sweep_dir)
-    o, sid, store = plan["options"], plan["id"], RunStore(plan["runs_dir"])
-    sign = 1.0 if o["goal"] == "maximize" else -1.0
-    strategy = Strategy(SearchSpace(plan_params(plan), plan["defaults"]), o["method"], o["goal"], o["seed"])
-    trials = store.trials(sid)
-    for t in trials:
-        if t["status"] in ENDED: observe_trial(strategy, t, o)
-    redo = [t for t in trials if t["status"] not in ENDED]
-    ended = len(trials) - len(redo)
+    sweep_dir = Path(sweep_dir)
+    sw = _Trials(sweep_dir, announce)
+    o, sid, store, ended = sw.o, sw.sid, sw.store, len(sw.trials) - len(sw.redo)
     (sweep_dir / "logs").mkdir(exist_ok=True)
-    announce(f"sweep {sid}: {o['trials']} trials of {plan['target']} by {o['method']}, {o['max_parallel']} at a time"
-             + (f"; {ended} already ended, {len(redo)} to run again" if trials else ""))
+    announce(f"sweep {sid}: {o['trials']} trials of {sw.plan['target']} by {o['method']}, {o['max_parallel']} at a time"
+             + (f"; {ended} already ended, {len(sw.redo)} to run again" if sw.trials else ""))
     store.update_sweep(sid, status="running", started_at=time.time(), pid=os.getpid())
-    launcher = RayLauncher(ray_address) if ray_address else None
-    running, next_idx, interrupted, pending = {}, len(trials), False, None
-    # The strategy thinks on a thread of its own (Protein fits two Gaussian processes for every suggestion: seconds of
-    # CPU), so trials keep being watched and started meanwhile; its observations queue on the same thread.
-    thinker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sweep-strategy")
-    main = threading.current_thread() is threading.main_thread()   # signals can be caught on the main thread only
-    old = {signal.SIGTERM: signal.signal(signal.SIGTERM, _raise_interrupt)} if main else {}
-
-    def start(t: dict):
-        ckpt = trial_checkpoint(plan, t) if t.get("attempts") else None   # an interrupted attempt's: continue its run
-        run_id = t["run_id"] if ckpt else new_run_id(t["id"]) if plan["kind"] == "train" else None
-        store.update_trial(t["id"], status="running", run_id=run_id, attempts=(t.get("attempts") or 0) + 1,
-                           started_at=time.time(), ended_at=None, score=None, cost=None, curve=None, error=None)
-        log = sweep_dir / "logs" / f"{t['id']}.log"
-        cmd = trial_command(sweep_dir, t["id"])
-        poll, stop, _ = launcher.start(cmd, log, os.getcwd()) if launcher else start_local(cmd, log, os.getcwd())
-        running[t["id"]] = {"trial": {**t, "run_id": run_id}, "poll": poll, "stop": stop, "why": None, "t0": time.time()}
-        how = f"resumed {_short(t['id'])} from its checkpoint {ckpt.name}" if ckpt else f"started {_short(t['id'])}"
-        announce(f"[{t['idx'] + 1}/{o['trials']}] {how}: {_params_text(t['parameters'])}")
-
-    def end(tid: str, code: int):
-        r = running.pop(tid)
-        t, curve = r["trial"], read_curve(store, r["trial"], o["metric"], plan["kind"])
-        score, cost, _ = trial_outcome(curve, o)
-        status = r["why"] or ("finished" if code == 0 else "failed")
-        error = None if score is not None else (f"exit code {code}: {_last_line(sweep_dir / 'logs' / (tid + '.log'))}"
-                                                 if code else f"the run recorded no {o['metric']!r}")
-        if score is None and status == "finished": status = "failed"
-        store.update_trial(tid, status=status, curve=curve, score=score, cost=cost, error=error, ended_at=time.time())
-        thinker.submit(observe_trial, strategy, {**t, "curve": curve, "started_at": r["t0"], "ended_at": time.time()}, o)
-        best = _best(store.trials(sid), o)
-        store.update_sweep(sid, best=best)
-        what = f"{o['metric']} {score:.4g} {_cost_text(cost, o)}" if score is not None else error
-        announce(f"{_short(tid)} {status} in {time.time() - r['t0']:.1f} s: {what}"
-                 + (f" (best so far: {best['score']:.4g}, {_short(best['trial'])})" if best else ""))
-
-    try:
-        while True:
-            while len(running) < o["max_parallel"] and redo: start(redo.pop(0))
-            if len(running) < o["max_parallel"] and next_idx < o["trials"]:
-                pending = pending or thinker.submit(strategy.suggest, next_idx)
-                if pending.done():
-                    (values, predicted), pending = pending.result(), None
-                    tid = store.add_trial(sid, next_idx, values, predicted)
-                    start({"id": tid, "idx": next_idx, "parameters": values, "attempts": 0})
-                    next_idx += 1
-                    continue
-            if not running and pending is None: break
-            finished_curves = [t["curve"] for t in store.trials(sid) if t["status"] == "finished" and t.get("curve")]
-            for tid, r in list(running.items()):
-                code = r["poll"]()
-                if code is not None: end(tid, code); continue
-                if r["why"]: continue
-                if o["timeout"] and time.time() - r["t0"] > o["timeout"]: r["why"] = "timeout"
-                elif o["early_stop"] and plan["kind"] == "train" and hopeless(
-                        read_curve(store, r["trial"], o["metric"], "train"), finished_curves,
-                        r["trial"]["parameters"].get(BUDGET, plan["budget"]), sign):
-                    r["why"] = "stopped"
-                if r["why"]:
-                    announce(f"{_short(tid)}: {'past the timeout' if r['why'] == 'timeout' else 'below the median'}; stopping it")
-                    r["stop"]()
-            if pending: wait([pending], timeout=poll_s)
-            else: time.sleep(poll_s)
-    except KeyboardInterrupt:
-        interrupted = True
-        announce(f"sweep {sid}: interrupted; stopping {len(running)} running trial(s)")
-        for r in running.values(): r["stop"]()
-        deadline = time.monotonic() + 60
-        while any(r["poll"]() is None for r in running.values()) and time.monotonic() < deadline: time.sleep(0.2)
-        for tid in running: store.update_trial(tid, status="interrupted", ended_at=time.time())
-    finally:
-        for s, h in old.items(): signal.signal(s, h)
-        thinker.shutdown(wait=not interrupted, cancel_futures=interrupted)
-        if launcher: launcher.close()
+    sched, interrupted = Scheduler(o["max_parallel"], ray_address, name=f"sweep {sid}", noun="trial", announce=announce,
+                                   poll_s=poll_s), False
+    with sched:   # Ctrl-C, SIGTERM: the running trials are stopped, and recorded as interrupted
+        try:
+            interrupted = sched.run(sw.tasks(), sw.end, sw.watch, sw.wait)
+            for t in sched.stopped: store.update_trial(t.key, status="interrupted", ended_at=time.time())
+        finally: sw.thinker.shutdown(wait=not interrupted, cancel_futures=interrupted)
     trials = store.trials(sid)
     status = "interrupted" if interrupted else "finished" if any(t.get("score") is not None for t in trials) else "failed"
     store.update_sweep(sid, status=status, ended_at=time.time(), best=_best(trials, o))
     return store.get_sweep(sid)
-
-def _raise_interrupt(signum, frame): raise KeyboardInterrupt
 
 # %% ../../nbs/06g_jobs.sweep.ipynb #cbfc566b
 def _threshold_stop(trainer, metric: str, threshold: float, sign: float):

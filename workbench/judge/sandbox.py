@@ -258,18 +258,111 @@ def _sweep_stale() -> None:
         for d in base.glob("wb-sbx-*-*"):
             if dead(d.name): _remove_cgroup(d, timeout=0)
 
-def run_sandboxed(code: str, files: Optional[dict] = None, limits: Optional[Limits] = None,
-                  isolate: bool = True, supervised: bool = False, uids: int = 1) -> SandboxResult:
-    """Run `code` (the text of `main.py`) in a fresh directory with `files` ({name: text}) beside it, under `limits`;
-    returns how it ended. `isolate=False` skips the namespaces (the limits still apply). `supervised=True` is for our
-    own harness only: `main.py` then runs as the namespace's root, its folder and files readable by it alone, and may
-    start the untrusted code under the `uids` uids from `$WB_SANDBOX_UID` on."""
+def _check_input(code: str, files: Optional[dict], limits: Optional[Limits]) -> Limits:
+    "The sandbox's arguments, checked before anything is made; the limits to run under."
     if not isinstance(code, str): raise SandboxError(f"the sandbox runs Python source text, got {type(code).__name__}")
     if files is not None and not (isinstance(files, dict) and all(isinstance(k, str) and isinstance(v, str)
                                                                   for k, v in files.items())):
         raise SandboxError("sandbox files must be a dict of {name: text}")
     limits = limits or Limits()
     if not isinstance(limits, Limits): raise SandboxError(f"limits must be a Limits, got {type(limits).__name__}")
+    return limits
+
+def _write_box(box: Path, code: str, files: Optional[dict]):
+    "The code as `main.py` in its directory, and its `files` beside it (plain names only)."
+    (box / "main.py").write_text(code)
+    for fname, text in (files or {}).items():
+        if "/" in fname or fname.startswith("."): raise SandboxError(f"sandbox file names must be plain, got {fname!r}")
+        (box / fname).write_text(text)
+
+def _namespace_command(box: Path, root: Path, py: str, uid: int, limits: Limits, supervised: bool,
+                       group: Optional[tuple]) -> tuple:
+    "The box's files given to their owner; (the command that builds the sandbox in namespaces, its cwd, what it shows)."
+    owner = 0 if supervised else uid
+    os.chown(box, owner, owner)
+    for f in box.iterdir(): os.chown(f, owner, owner); f.chmod(0o600 if supervised else 0o644)
+    visible = _visible_dirs(py)
+    hard = str(int(limits.wall_s + 10))          # a kill inside the namespace even if we stop answering
+    cmd = ["unshare", "--net", "--pid", "--ipc", "--uts", "--fork", "--mount", "--kill-child", "--",
+           "/bin/sh", "-c", _MOUNT_SCRIPT, "sh", str(root), str(box), py, str(uid), str(limits.disk_mb), hard,
+           "supervised" if supervised else "plain", str(group[1]) if group else "", *visible]
+    return cmd, "/", visible
+
+def _enforced(limits: Limits, use_ns: bool, visible: list, uid: int, cap_mb: int, group: Optional[tuple]) -> dict:
+    "What the run enforces, as its result reports it."
+    memory = (f"{cap_mb} MB over all its processes (cgroup {group[2]}), {limits.memory_mb} MB each" if group else
+              f"{limits.memory_mb} MB each (RLIMIT_AS), so at most {limits.memory_mb * limits.processes} MB "
+              f"over {limits.processes} processes")
+    enforced = {"namespaces": use_ns, "network": "none" if use_ns else "not blocked",
+                "ipc": "private" if use_ns else "shared", "disk_mb": limits.disk_mb if use_ns else "not limited",
+                "visible": visible, "read_only_root": use_ns, "uid": uid if use_ns else os.getuid(),
+                "memory": memory, "dies_with_judge": "namespace" if use_ns else "first process only",
+                "limits": asdict(limits)}
+    return enforced
+
+def _ended_how(rc: Optional[int], over: threading.Event, oom: int, wall: float, limits: Limits, stderr: str) -> str:
+    "The status of a run that ended by itself (not by our timeout or output cap), from its exit code and what it left."
+    # a signal shows as a negative code, or (through unshare's shell) as 128 + the signal
+    sig = -rc if rc is not None and rc < 0 else rc - 128 if rc is not None and rc > 128 else None
+    if over.is_set(): status = "output_limit"
+    elif sig == signal.SIGKILL and oom: status = "memory_limit"
+    elif sig == signal.SIGXCPU or (sig == signal.SIGKILL and wall >= limits.cpu_s): status = "cpu_limit"
+    elif sig == signal.SIGXFSZ or "File too large" in stderr: status = "file_limit"
+    elif "No space left on device" in stderr: status = "disk_limit"
+    elif "MemoryError" in stderr: status = "memory_limit"
+    elif rc == 0: status = "ok"
+    elif sig: status = "killed"
+    else: status = "error"
+    return status
+
+# %% ../../nbs/04b_judge.sandbox.ipynb #b8c7bf66
+def _start(cmd: list, cwd: str, env: dict, limits: Limits, cgroup_dir: Optional[Path]) -> tuple:
+    "Start the sandbox's first process; (the process, when it started)."
+    parent = os.getpid()
+    def child():
+        _LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent: os._exit(1)        # the judge died before the line above: go with it
+        if cgroup_dir is not None:
+            try: (cgroup_dir / "cgroup.procs").write_text(str(os.getpid()))
+            except OSError: pass
+        _set_limits(limits)
+    started = time.monotonic()
+    try:
+        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, start_new_session=True, preexec_fn=child)
+    except OSError as e: raise SandboxError(f"cannot start the sandbox: {e}") from None
+    return proc, started
+
+def _watch(proc: subprocess.Popen, limits: Limits, started: float, gone: Optional[tuple]) -> tuple:
+    """Keep its output (up to `output_kb`) until it ends, overflows or runs out of wall time; then kill what is left and
+    wait for it, and (with the namespaces) for every process of the uids `gone`. (stdout, stderr, over, status, wall)."""
+    out, err, over = [], [], threading.Event()
+    cap = limits.output_kb * 1024
+    readers = [threading.Thread(target=_reader, args=(s, sink, cap, over), daemon=True)
+               for s, sink in ((proc.stdout, out), (proc.stderr, err))]
+    for t in readers: t.start()
+    status = None
+    while proc.poll() is None:
+        if over.is_set(): status = "output_limit"; break
+        if time.monotonic() - started > limits.wall_s: status = "timeout"; break
+        time.sleep(0.01)
+    if proc.poll() is None:
+        try: os.killpg(proc.pid, signal.SIGKILL)       # the namespace's first process: the kernel kills the rest
+        except ProcessLookupError: pass
+    proc.wait()
+    if gone: _wait_gone(*gone)
+    for t in readers: t.join(timeout=2)
+    wall = time.monotonic() - started
+    stdout = b"".join(out).decode(errors="replace"); stderr = b"".join(err).decode(errors="replace")
+    return stdout, stderr, over, status, wall
+
+def run_sandboxed(code: str, files: Optional[dict] = None, limits: Optional[Limits] = None,
+                  isolate: bool = True, supervised: bool = False, uids: int = 1) -> SandboxResult:
+    """Run `code` (the text of `main.py`) in a fresh directory with `files` ({name: text}) beside it, under `limits`;
+    returns how it ended. `isolate=False` skips the namespaces (the limits still apply). `supervised=True` is for our
+    own harness only: `main.py` then runs as the namespace's root, its folder and files readable by it alone, and may
+    start the untrusted code under the `uids` uids from `$WB_SANDBOX_UID` on."""
+    limits = _check_input(code, files, limits)
     _sweep_stale()
     name = f"wb-sbx-{os.getpid()}-{secrets.token_hex(4)}"
     base = Path(tempfile.mkdtemp(prefix=name + "-"))
@@ -278,10 +371,7 @@ def run_sandboxed(code: str, files: Optional[dict] = None, limits: Optional[Limi
     uid = 200_000 + 256 * secrets.randbelow(3_000_000)   # uids of its own: their process counts are their own
     group = None
     try:
-        (box / "main.py").write_text(code)
-        for fname, text in (files or {}).items():
-            if "/" in fname or fname.startswith("."): raise SandboxError(f"sandbox file names must be plain, got {fname!r}")
-            (box / fname).write_text(text)
+        _write_box(box, code, files)
         use_ns = isolate and namespaces_available()
         py = sandbox_python()
         home = "/box" if use_ns else str(box)
@@ -291,71 +381,15 @@ def run_sandboxed(code: str, files: Optional[dict] = None, limits: Optional[Limi
         # all its processes together: their memory, what they write to /box, and ~32 MB for the interpreters' own
         cap_mb = limits.memory_mb + limits.disk_mb + 32
         group = _make_cgroup(name, cap_mb) if use_ns else None
-        if use_ns:
-            owner = 0 if supervised else uid
-            os.chown(box, owner, owner)
-            for f in box.iterdir(): os.chown(f, owner, owner); f.chmod(0o600 if supervised else 0o644)
-            visible = _visible_dirs(py)
-            hard = str(int(limits.wall_s + 10))          # a kill inside the namespace even if we stop answering
-            cmd = ["unshare", "--net", "--pid", "--ipc", "--uts", "--fork", "--mount", "--kill-child", "--",
-                   "/bin/sh", "-c", _MOUNT_SCRIPT, "sh", str(root), str(box), py, str(uid), str(limits.disk_mb), hard,
-                   "supervised" if supervised else "plain", str(group[1]) if group else "", *visible]
-            cwd = "/"
-        else:
-            cmd, cwd, visible = [py, "-I", "-S", "main.py"], str(box), ["/"]
-        memory = (f"{cap_mb} MB over all its processes (cgroup {group[2]}), {limits.memory_mb} MB each" if group else
-                  f"{limits.memory_mb} MB each (RLIMIT_AS), so at most {limits.memory_mb * limits.processes} MB "
-                  f"over {limits.processes} processes")
-        enforced = {"namespaces": use_ns, "network": "none" if use_ns else "not blocked",
-                    "ipc": "private" if use_ns else "shared", "disk_mb": limits.disk_mb if use_ns else "not limited",
-                    "visible": visible, "read_only_root": use_ns, "uid": uid if use_ns else os.getuid(),
-                    "memory": memory, "dies_with_judge": "namespace" if use_ns else "first process only",
-                    "limits": asdict(limits)}
-        parent, cgroup_dir = os.getpid(), group[0] if group else None
-        def child():
-            _LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-            if os.getppid() != parent: os._exit(1)        # the judge died before the line above: go with it
-            if cgroup_dir is not None:
-                try: (cgroup_dir / "cgroup.procs").write_text(str(os.getpid()))
-                except OSError: pass
-            _set_limits(limits)
-        started = time.monotonic()
-        try:
-            proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, start_new_session=True, preexec_fn=child)
-        except OSError as e: raise SandboxError(f"cannot start the sandbox: {e}") from None
-        out, err, over = [], [], threading.Event()
-        cap = limits.output_kb * 1024
-        readers = [threading.Thread(target=_reader, args=(s, sink, cap, over), daemon=True)
-                   for s, sink in ((proc.stdout, out), (proc.stderr, err))]
-        for t in readers: t.start()
-        status = None
-        while proc.poll() is None:
-            if over.is_set(): status = "output_limit"; break
-            if time.monotonic() - started > limits.wall_s: status = "timeout"; break
-            time.sleep(0.01)
-        if proc.poll() is None:
-            try: os.killpg(proc.pid, signal.SIGKILL)       # the namespace's first process: the kernel kills the rest
-            except ProcessLookupError: pass
-        proc.wait()
-        if use_ns: _wait_gone(uid, uid + (uids if supervised else 1))
-        for t in readers: t.join(timeout=2)
-        wall = time.monotonic() - started
-        stdout = b"".join(out).decode(errors="replace"); stderr = b"".join(err).decode(errors="replace")
+        if use_ns: cmd, cwd, visible = _namespace_command(box, root, py, uid, limits, supervised, group)
+        else: cmd, cwd, visible = [py, "-I", "-S", "main.py"], str(box), ["/"]
+        enforced = _enforced(limits, use_ns, visible, uid, cap_mb, group)
+        proc, started = _start(cmd, cwd, env, limits, group[0] if group else None)
+        stdout, stderr, over, status, wall = _watch(proc, limits, started,
+                                                    (uid, uid + (uids if supervised else 1)) if use_ns else None)
         rc = proc.returncode
         oom = _oom_kills(group[1]) if group else 0
-        if status is None:
-            # a signal shows as a negative code, or (through unshare's shell) as 128 + the signal
-            sig = -rc if rc is not None and rc < 0 else rc - 128 if rc is not None and rc > 128 else None
-            if over.is_set(): status = "output_limit"
-            elif sig == signal.SIGKILL and oom: status = "memory_limit"
-            elif sig == signal.SIGXCPU or (sig == signal.SIGKILL and wall >= limits.cpu_s): status = "cpu_limit"
-            elif sig == signal.SIGXFSZ or "File too large" in stderr: status = "file_limit"
-            elif "No space left on device" in stderr: status = "disk_limit"
-            elif "MemoryError" in stderr: status = "memory_limit"
-            elif rc == 0: status = "ok"
-            elif sig: status = "killed"
-            else: status = "error"
+        if status is None: status = _ended_how(rc, over, oom, wall, limits, stderr)
         enforced["oom_kills"] = oom
         return SandboxResult(status, rc, stdout, stderr, round(wall, 3), enforced)
     finally:
