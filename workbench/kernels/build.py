@@ -5,13 +5,13 @@
 # %% ../../nbs/01g_kernels.build.ipynb #a2c39425
 from __future__ import annotations
 from ..core import atomic_write  # first: it quiets two dependency notices before torch loads
-import ctypes, hashlib, importlib.resources, os, platform, shutil, subprocess, tempfile
+import ctypes, hashlib, importlib.resources, os, platform, shutil, subprocess, sys, tempfile
 from pathlib import Path
 from typing import Optional, Union
 
 # %% auto #0
-__all__ = ['SOURCES', 'KERNEL_FLAGS', 'c_source', 'c_excerpt', 'kernel_flags', 'kernel_dir', 'build_kernel', 'compile_kernel',
-           'load_kernel']
+__all__ = ['SOURCES', 'MATH_FLAGS', 'KERNEL_FLAGS', 'SANITIZE_FLAGS', 'c_source', 'c_excerpt', 'kernel_flags', 'kernel_dir',
+           'build_kernel', 'compile_kernel', 'load_kernel']
 
 # %% ../../nbs/01g_kernels.build.ipynb #12b97985
 SOURCES = Path(str(importlib.resources.files("workbench.kernels")))   # the room's .c and .h files (package data)
@@ -28,11 +28,17 @@ def c_excerpt(name: str, start: str, lines: int = 12) -> str:
     return "\n".join(text[at:at + lines])
 
 # %% ../../nbs/01g_kernels.build.ipynb #4bb8e0e7
-KERNEL_FLAGS = ("-O3", "-ffast-math", "-fopenmp-simd", "-march=native", "-fPIC")
+MATH_FLAGS = ("-fno-math-errno", "-fno-trapping-math", "-fno-signed-zeros", "-fassociative-math", "-freciprocal-math")
+KERNEL_FLAGS = ("-O3", *MATH_FLAGS, "-fopenmp-simd", "-march=native", "-fPIC", "-Wall", "-Wextra")
+SANITIZE_FLAGS = ("-fsanitize=address,undefined", "-fno-sanitize-recover=undefined")
 
 def kernel_flags() -> tuple:
-    "The compiler's flags for a kernel: `KERNEL_FLAGS`."
-    return KERNEL_FLAGS
+    """The compiler's flags for a kernel: `KERNEL_FLAGS`, plus `-Werror` where `WORKBENCH_KERNELS_STRICT=1` (the tests);
+    where `WORKBENCH_KERNEL_SANITIZE=1`, AddressSanitizer and UBSan at -O1 instead of -O3 (a cache key of their own)."""
+    flags = KERNEL_FLAGS
+    if os.environ.get("WORKBENCH_KERNEL_SANITIZE") == "1":
+        flags = ("-O1", "-g", "-fno-omit-frame-pointer", *SANITIZE_FLAGS, *flags[1:])
+    return flags + ("-Werror",) * (os.environ.get("WORKBENCH_KERNELS_STRICT") == "1")
 
 def kernel_dir() -> Path:
     "Where compiled kernels are kept: `$WORKBENCH_CACHE/kernels`, else `~/.cache/workbench/kernels` (or `$XDG_CACHE_HOME`)."
@@ -53,7 +59,7 @@ def build_kernel(source: Union[str, Path]) -> tuple[Optional[ctypes.CDLL], str]:
     if os.environ.get("WORKBENCH_KERNELS") == "0": return None, ""
     if platform.system() != "Linux": return None, f"they are built on Linux only, not {platform.system()}"
     cc = os.environ.get("CC") or shutil.which("cc")
-    if not cc: return None, "no C compiler (no cc on PATH, no $CC)"
+    if not cc: return None, "no C compiler: no cc on PATH, no $CC"
     text, flags = source.read_text() if isinstance(source, Path) else source, kernel_flags()
     with open("/proc/cpuinfo") as f: cpu = next((l for l in f if l.startswith(("flags", "Features"))), "")
     key = hashlib.sha256("\0".join([text, _room_text(), cc, *flags, platform.machine(), cpu]).encode()).hexdigest()[:20]
@@ -65,14 +71,15 @@ def build_kernel(source: Union[str, Path]) -> tuple[Optional[ctypes.CDLL], str]:
         src = source if isinstance(source, Path) else Path(tmp, "kernel.c")
         if src is not source: src.write_text(text)
         obj, lib = Path(tmp, "kernel.o"), Path(tmp, "kernel.so")
-        # linked in a second step, without -ffast-math: gcc would add its start-up code that sets flush-to-zero
-        # for the whole process that loads the library
+        # linked in a second step, without the math flags: with gcc's fast-math (or -funsafe-math-optimizations) it adds
+        # start-up code that sets flush-to-zero for the whole process that loads the library
+        link = [f for f in flags if f.startswith("-fsanitize=")]
         for cmd in ([cc, *flags, "-I", str(SOURCES), "-c", str(src), "-o", str(obj)],
-                    [cc, "-shared", str(obj), "-o", str(lib), "-lm"]):
+                    [cc, "-shared", *link, str(obj), "-o", str(lib), "-lm"]):
             try: done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
             except (OSError, subprocess.TimeoutExpired) as e: return None, f"the compiler {cc} did not run ({e})"
             if done.returncode != 0:
-                said = next((l for l in done.stderr.splitlines() if "error" in l), done.stderr.strip()[:200])
+                said = next((l for l in done.stderr.splitlines() if "error" in l), done.stderr.strip()[:200])[:300]
                 return None, f"{Path(cc).name} failed on {src.name} ({said or 'exit ' + str(done.returncode)})"
         def write(f):
             f.write(lib.read_bytes()); os.fchmod(f.fileno(), 0o644)   # readable by every user of a shared cache
@@ -86,12 +93,16 @@ def compile_kernel(source: Union[str, Path]) -> Optional[ctypes.CDLL]:
 
 # %% ../../nbs/01g_kernels.build.ipynb #4cb57e91
 _LOADED: dict = {}
+_SAID: list = []   # why there are no kernels, once said
 
 def load_kernel(name: str, declare) -> Optional[ctypes.CDLL]:
     """The room's C file `name` compiled and loaded once a process, its functions given their types by `declare(lib)`;
-    None where it cannot be (see `build_kernel`)."""
+    None where it cannot be (see `build_kernel`), which one line on stderr says, once a process."""
     if name not in _LOADED:
         lib, why = build_kernel(SOURCES / name)
         if lib is not None: declare(lib)
+        elif why and not _SAID:   # (WORKBENCH_KERNELS=0 is a choice: nothing to say)
+            _SAID.append(why)
+            print(f"workbench: no C kernels ({why}): training runs on the torch backend, slower", file=sys.stderr)
         _LOADED[name] = lib
     return _LOADED[name]

@@ -53,7 +53,7 @@ static Acts layer_acts(const Tf *f, float *base, long M) {
    by steps back; 0 where the key is not of this episode, or a cached step the state marks stale) and its output o.
    pk, pv, pok: the state's keys, values (N, P, d) of this layer and which cached steps count (N, P), env envs[b]'s
    rows; first (M): the last step of the block at or before t where an episode begins (-1: none). */
-static void attention(const Tf *f, long l, long T, long B, long N, const long *envs, const float *pk, const float *pv,
+static void attention(const Tf *f, long l, long T, long B, const long *envs, const float *pk, const float *pv,
                       const float *pok, const long *first, const float *qkv, float *prob, float *o) {
     long d = f->d, H = f->heads, dh = d / H, W = f->W, P = W - 1;
     float scale = 1.0f / sqrtf((float)dh), s[256];
@@ -89,7 +89,7 @@ static void attention(const Tf *f, long l, long T, long B, long N, const long *e
 
 /* Back through the attention from do (M, d): dqkv (M, 3d) (written; cached keys and values get none) and the
    distance bias's gradient added into gdist (heads, W) of this layer. */
-static void attention_back(const Tf *f, long T, long B, long N, const long *envs, const float *pk, const float *pv,
+static void attention_back(const Tf *f, long T, long B, const long *envs, const float *pk, const float *pv,
                            const float *qkv, const float *prob, const float *dout, float *dqkv, float *gdist) {
     long d = f->d, H = f->heads, dh = d / H, W = f->W, P = W - 1;
     float scale = 1.0f / sqrtf((float)dh), dp[256];
@@ -136,7 +136,7 @@ static void tf_forward(const Tf *f, const float *x, long T, long B, long N, cons
         float *h = hs + l * M * d, *hn = h + M * d;
         ln_forward(h, p[LN1W], p[LN1B], M, d, a.xh1, a.r1, a.a1);
         dense(a.a1, p[QKVW], p[QKVB], a.qkv, wt, pad, M, d, 3 * d);
-        attention(f, l, T, B, N, envs, pk_all + l * N * P * d, pv_all + l * N * P * d, pok, first, a.qkv, a.prob, a.o);
+        attention(f, l, T, B, envs, pk_all + l * N * P * d, pv_all + l * N * P * d, pok, first, a.qkv, a.prob, a.o);
         dense(a.o, p[OUTW], p[OUTB], hn, wt, pad, M, d, d);
         for (long j = 0; j < M * d; j++) hn[j] += h[j];
         ln_forward(hn, p[LN2W], p[LN2B], M, d, a.xh2, a.r2, a.a2);
@@ -166,7 +166,7 @@ static void tf_backward(const Tf *f, const float *x, long T, long B, long N, con
         ln_backward(da, a.xh2, a.r2, p[LN2W], M, d, g[LN2W], g[LN2B], dh, 1);
         /* attention: h2 = h + Wo attn(ln1(h)) */
         dense_back(a.o, p[OUTW], dh, g[OUTW], g[OUTB], da, wt, pad, M, d, d);
-        attention_back(f, T, B, N, envs, pk_all + l * N * P * d, pv_all + l * N * P * d, a.qkv, a.prob, da, dt,
+        attention_back(f, T, B, envs, pk_all + l * N * P * d, pv_all + l * N * P * d, a.qkv, a.prob, da, dt,
                        f->gdist + l * f->heads * f->W);
         dense_back(a.a1, p[QKVW], dt, g[QKVW], g[QKVB], da, wt, pad, M, d, 3 * d);
         ln_backward(da, a.xh1, a.r1, p[LN1W], M, d, g[LN1W], g[LN1B], dh, 1);
