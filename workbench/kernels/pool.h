@@ -1,5 +1,5 @@
 /* Worker threads kept between calls: pool_run(k, fn, parts, size) runs fn on parts[1..k) in the workers and parts[0]
-   on the calling thread, and returns when all are done (nbs/01h_kernels.scan.ipynb says why). */
+   on the calling thread, and returns when all are done (nbs/01j_kernels.lstm.ipynb says why). */
 #pragma once
 #include <pthread.h>
 typedef void *(*Job)(void *);
