@@ -74,7 +74,7 @@ class PPOTrainer(Trainer):
         # backward pass it follows); anywhere else DDP wraps the model.
         self.sync = HostSync.create(self.accelerator, self.policy, cfg.run.grad_sync)
         # MLP, LSTM and transformer policies (discrete or continuous actions) on a CPU in float32 run their rollout step,
-        # loss, backward pass, Adam and GAE in C (`kernels.fused`: a few calls instead of hundreds of small torch operations).
+        # loss, backward pass, Adam and GAE in C (`train.fused`: a few calls instead of hundreds of small torch operations).
         plain = not (cfg.run.bf16 or cfg.run.compile or len(self.roles) > 1)
         plain = plain and (self.sync is not None or not self.accelerator.use_distributed)   # not under DDP
         self.fused = make_fused(self.policy, self.optimizer) if plain else None
