@@ -8,7 +8,7 @@ Part 2, training: PPO on gym CartPole-v1 (the train notebook's settings: 32-step
 full-batch minibatch, lr 2.5e-3) for --steps steps, one process with 2E envs against two processes with E envs
 each (the same total batch; `accelerate launch`, gloo on the CPU), with --grad-sync auto (shared memory) and ddp.
 Each rank reports its seconds in rollouts, updates (of which backward passes, or the C kernels' gradient calls where
-`workbench.train.fused` runs, with the all-reduce), evaluations
+`workbench.kernels.fused` runs, with the all-reduce), evaluations
 and the stop check (where a rank waits for the one evaluating), and the trainer's steps/s.
 
     python bench/data_parallel.py                          # E = 8, evaluations of 10 episodes every 10 updates
@@ -78,7 +78,7 @@ def train_worker(steps: int, envs: int, eval_every: int, eval_episodes: int, gra
     for name in ("collect_rollout", "update", "evaluate", "_stopping"):
         setattr(t, name, timed(name, getattr(t, name)))
     t.accelerator.backward = timed("backward", t.accelerator.backward)
-    if t.fused:  # the C kernels (`train.fused`): the gradient's call stands in for the backward pass
+    if t.fused:  # the C kernels (`kernels.fused`): the gradient's call stands in for the backward pass
         t.fused.loss_grad = timed("backward", t.fused.loss_grad)
     if t.sync:  # the shared-memory all-reduce, outside the backward pass
         t.sync.average_grads = timed("backward", t.sync.average_grads)

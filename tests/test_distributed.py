@@ -138,7 +138,7 @@ torch.save({"state": t.policy.state_dict(), "sync": type(t.sync).__name__, "fuse
 def test_shared_memory_sync_trains_as_ddp(tmp_path):
     """Two CPU processes on one host average their gradients through shared memory (`grad_sync=auto`): both ranks
     end with the same weights and observation statistics as under DDP over gloo (`grad_sync=ddp`), bit for bit, in
-    torch's arithmetic (`WORKBENCH_KERNELS=0`); with the C kernels (`train.fused`, which DDP does not use) the two
+    torch's arithmetic (`WORKBENCH_KERNELS=0`); with the C kernels (`kernels.fused`, which DDP does not use) the two
     ranks still end bit for bit alike."""
     script = tmp_path / "train_and_save.py"
     script.write_text(TRAIN_AND_SAVE)

@@ -1,4 +1,4 @@
-"""The C kernels' path (`workbench.train.fused`) through the real CLI: which runs take it, the switch that turns it
+"""The C kernels' path (`workbench.kernels.fused`) through the real CLI: which runs take it, the switch that turns it
 off, and that runs on it learn (an LSTM and a transformer on CartPole-v1, a Gaussian policy on Pendulum-v1)."""
 
 import os

@@ -6,6 +6,7 @@ cd "$(dirname "$0")/.."
 bash tools/setup.sh || exit 1
 source .venv/bin/activate
 export PYTHONUNBUFFERED=1
+export WORKBENCH_KERNELS_STRICT=1   # the C kernels' warnings are errors: a new one fails the tests
 
 echo "== ruff (lint: workbench/, tests/, bench/, tools/; format: tests/, bench/, tools/)"
 ruff check workbench tests bench tools || { echo "ruff check failed"; exit 1; }

@@ -151,11 +151,12 @@ def check_pufferlib(device: str, runs_dir: Path):
 
 @check("kernels")
 def check_kernels(device: str, runs_dir: Path):
-    "The C kernels, compiled on first use: the LSTM's exact replay (`workbench.scan`), PPO for each policy (`train.fused`)."
-    from workbench.scan import kernel_dir, lstm_kernels
-    from workbench.train.kernels import ppo_kernels
-    from workbench.train.kernels_lstm import lstm_ppo_kernels
-    from workbench.train.kernels_tf import tf_ppo_kernels
+    "The C kernels, compiled on first use: the LSTM's exact replay (`kernels.scan`), PPO for each policy (`kernels.fused`)."
+    from workbench.kernels.build import kernel_dir
+    from workbench.kernels.lstm import lstm_ppo_kernels
+    from workbench.kernels.ppo import ppo_kernels
+    from workbench.kernels.scan import lstm_kernels
+    from workbench.kernels.transformer import tf_ppo_kernels
     if any(k() is None for k in (lstm_kernels, ppo_kernels, lstm_ppo_kernels, tf_ppo_kernels)):
         return "warn", "no C kernels: PPO and the LSTM's replay on a CPU run in torch operations (the same results, " \
             "slower)", "install a C compiler (apt-get install -y gcc), and leave WORKBENCH_KERNELS unset"

@@ -7,7 +7,7 @@ from __future__ import annotations
 from .core import ConfigError, EnvError, check_types  # first: it quiets two dependency notices before torch loads
 from .env.make import is_continuous
 from .heads import RunningNorm, Tanh, layer_init, make_head
-from .scan import LSTMScan
+from .kernels.scan import LSTMScan
 import copy, re
 from dataclasses import dataclass
 from typing import Literal, Optional

@@ -11,7 +11,7 @@ from typing import Optional
 
 import torch
 from .loss import PPOStats, compute_gae, ppo_loss
-from .fused import make_fused
+from ..kernels.fused import make_fused
 
 # %% auto #0
 __all__ = ['TorchBackend', 'CBackend', 'make_backend', 'make_adam']
