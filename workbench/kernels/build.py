@@ -11,7 +11,7 @@ from typing import Optional, Union
 
 # %% auto #0
 __all__ = ['SOURCES', 'MATH_FLAGS', 'KERNEL_FLAGS', 'SANITIZE_FLAGS', 'c_source', 'c_excerpt', 'kernel_flags', 'kernel_dir',
-           'build_kernel', 'compile_kernel', 'load_kernel']
+           'build_kernel', 'compile_kernel', 'load_kernel', 'kernels_missing']
 
 # %% ../../nbs/01g_kernels.build.ipynb #12b97985
 SOURCES = Path(str(importlib.resources.files("workbench.kernels")))   # the room's .c and .h files (package data)
@@ -106,3 +106,7 @@ def load_kernel(name: str, declare) -> Optional[ctypes.CDLL]:
             print(f"workbench: no C kernels ({why}): training runs on the torch backend, slower", file=sys.stderr)
         _LOADED[name] = lib
     return _LOADED[name]
+
+def kernels_missing() -> Optional[str]:
+    "Why a kernel this process asked for could not be built (already said on stderr), or None."
+    return _SAID[0] if _SAID else None

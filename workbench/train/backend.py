@@ -11,6 +11,7 @@ from typing import Optional
 
 import torch
 from .loss import PPOStats, compute_gae, ppo_loss
+from ..kernels.build import kernels_missing
 from ..kernels.fused import make_fused
 
 # %% auto #0
@@ -138,7 +139,7 @@ def make_backend(policy, optimizer: torch.optim.Optimizer, cfg, model=None, acce
     why = why or (f"the kernels do not take a {type(policy).__name__} with these settings, or could not be built"
                   if cpu32 else "the kernels run on a CPU in float32 only")
     if want == "c": raise ConfigError(f"the C backend cannot train this run: {why}; use --learner torch (or auto)")
-    if cpu32 and why not in _SAID and _kernels_wanted():
+    if cpu32 and why not in _SAID and _kernels_wanted() and not kernels_missing():   # (that one was said)
         _SAID.add(why)
         print(f"workbench: training on the torch backend ({why}); the C kernels would be faster", file=sys.stderr)
     return TorchBackend(policy, optimizer, model, accelerator, roles)
