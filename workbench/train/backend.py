@@ -7,10 +7,9 @@ from __future__ import annotations
 from ..core import ConfigError  # first: see deps
 import os, sys
 from contextlib import contextmanager
-from typing import Optional
 
 import torch
-from .loss import PPOStats, compute_gae, ppo_loss
+from .loss import compute_gae, ppo_loss
 from ..kernels.build import kernels_missing
 from ..kernels.fused import make_fused
 

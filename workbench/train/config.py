@@ -85,7 +85,7 @@ class RunConfig:
     compile: bool = False
     "torch.compile the policy"
     learner: Literal["auto", "c", "torch"] = "auto"
-    "the learner's backend (`train.backend`): auto (the C kernels where they take the run, else torch), c (refuse to start without them) or torch"
+    "the learner's backend (`train.backend`): auto (C kernels where they take the run, else torch), c (only C) or torch"
     grad_sync: Literal["auto", "ddp"] = "auto"
     "PPO across CPU processes: auto (on one host, gradients averaged through shared memory) or ddp (torch DDP, gloo)"
     torch_threads: Optional[int] = 1

@@ -39,7 +39,8 @@ class RolloutBuffer:
         # On a CPU, with observations the policy reads as they are (no running normalisation), a step's arrays go in
         # through numpy: each torch operation costs microseconds, and a step of a few envs is itself tens of them
         self.host = host and torch.device(device).type == "cpu"
-        self.arrays = {k: getattr(self, k).numpy() for k in ("obs", "starts", "rewards", "dones", "actions")} if self.host else None
+        names = ("obs", "starts", "rewards", "dones", "actions")
+        self.arrays = {k: getattr(self, k).numpy() for k in names} if self.host else None
 
     def put_obs(self, t: int, obs: np.ndarray, policy) -> torch.Tensor:
         "Row t's observations (as `policy` reads them) and episode starts; returns the policy's input."
