@@ -235,7 +235,8 @@ def test_hostile_responses_score_zero_in_the_single_and_the_batch_judge():
 def _grpo_trainer(tmp_path, completions, spec_extra=""):
     "A GRPO trainer over a task file of the add task, whose policy 'generates' the given completions in turn."
     from workbench.lm.policy import Sample
-    from workbench.train.commands import build_lm_config, make_lm_parser
+    from workbench.cli import make_parser
+    from workbench.train.commands import build_run_config, pick_algorithm
     from workbench.train.runner import new_trainer
 
     task_file = tmp_path / "tasks.jsonl"
@@ -243,7 +244,8 @@ def _grpo_trainer(tmp_path, completions, spec_extra=""):
     flags = ["--algo", "grpo", "--task", f"code?source=file&path={task_file}&judges=exec&turns=1{spec_extra}",
              "--batch-size", "3", "--group-size", "8", "--max-new-tokens", "16", "--hidden", "32", "--layers", "1",
              "--heads", "2", "--ffn", "64", "--vocab", "300", "--corpus-tasks", "20", "--device", "cpu"]  # fmt: skip
-    cfg = build_lm_config(make_lm_parser().parse_args(flags))
+    args = make_parser(["train"]).parse_args(["train", *flags])
+    cfg = build_run_config(pick_algorithm(args), args)
     trainer = new_trainer(cfg, run_dir=tmp_path / "run")
     policy, turn = trainer.policy, [0]
 

@@ -5,91 +5,25 @@
 # %% ../nbs/08_cli.ipynb #bc281791
 from __future__ import annotations
 from .core import WorkbenchError  # first: it quiets two dependency notices before torch loads
-from .core import Parser, load_config_file
-import argparse, dataclasses, json, math, os, sys
+from .core import Parser
+import json, math, os, sys
 from pathlib import Path
 from typing import Optional
 
 from .jobs.commands import add_job_commands
 from .jobs.tune import add_sweep_command
 from .doctor import add_doctor_command
-from .train.commands import KINDS, cmd_eval, load_policy  # `workbench eval` (and the policy `export` loads)
+from .train.commands import KINDS, add_eval_command, add_train_command, load_policy  # (export loads a policy)
 
 # %% auto #0
-__all__ = ['ALIASES', 'JUDGE_NAMES', 'fail', 'add_config_flags', 'build_config', 'cmd_train', 'cmd_envs', 'cmd_serve',
-           'cmd_export', 'make_judges', 'cmd_judge_score', 'cmd_judge_benchmark', 'make_parser', 'main']
+__all__ = ['JUDGE_NAMES', 'fail', 'cmd_envs', 'cmd_serve', 'cmd_export', 'make_judges', 'cmd_judge_score', 'cmd_judge_benchmark',
+           'add_judge_command', 'make_parser', 'main']
 
 # %% ../nbs/08_cli.ipynb #8426bc6a
 def fail(message: str) -> int:
     "Print one error line and return exit code 2."
     print(f"workbench: error: {message}", file=sys.stderr)
     return 2
-
-# %% ../nbs/08_cli.ipynb #e8b93a92
-ALIASES = {"total_timesteps": ["--total-steps"]}
-
-def add_config_flags(parser: argparse.ArgumentParser) -> None:
-    "One flag per PPO config field, defaulting to 'not given' so precedence can be applied later."
-    from workbench.train.config import SECTIONS, add_section_flags
-    add_section_flags(parser, SECTIONS, ALIASES)
-
-def build_config(args: argparse.Namespace, base: Optional[dict] = None, tuned: Optional[dict] = None):
-    """Defaults < the env's tuned settings (only for a new run, unless `--no-tuned`) < `base` (a resumed run's config)
-    < `--config FILE` < flags -> a validated `TrainConfig`; `tuned` (a dict) receives the tuned settings applied."""
-    from workbench.train.config import TrainConfig, SECTIONS, tuned_settings
-    keys = {f.name for cls in SECTIONS.values() for f in dataclasses.fields(cls)}
-    given = TrainConfig.flatten(load_config_file(args.config)) if getattr(args, "config", None) else {}
-    given.update({k: v for k, v in vars(args).items() if k in keys})
-    merged = dict(TrainConfig.from_dict(base).flat()) if base else {}
-    if base is None and getattr(args, "tuned", True):
-        applied = {k: v for k, v in tuned_settings(given.get("env", TrainConfig().env.env)).items() if k not in given}
-        merged.update(applied)
-        if tuned is not None: tuned.update(applied)
-    merged.update(given)
-    where = f"config (from {args.config} or flags)" if getattr(args, "config", None) else "config"
-    return TrainConfig.from_dict(merged, where=where)
-
-# %% ../nbs/08_cli.ipynb #1157b974
-def cmd_train(args) -> int:
-    "Train (or resume) a run; prints a progress bar, then a summary (one JSON line with --json)."
-    from workbench.train.checkpoint import find_checkpoint, load_checkpoint
-    from workbench.env.make import resolve_env
-    from workbench.env.spec import parse_spec
-    from workbench.train.runner import new_trainer, train_run
-    from workbench.runs.sinks import ProgressSink
-
-    # 1. Validate everything before creating anything.
-    state, run_dir, path = None, None, None
-    if args.resume:
-        path = find_checkpoint(args.resume)
-        state = load_checkpoint(path)
-        run_dir = path.parent.parent if path.parent.name == "checkpoints" else path.parent
-    tuned = {}
-    cfg = build_config(args, base=state["config"] if state else None, tuned=tuned)
-    resolve_env(cfg.env.env)
-    if tuned and os.environ.get("RANK", "0") == "0":
-        print(f"workbench: tuned settings for {parse_spec(cfg.env.env).base} (give a flag to override one, --no-tuned "
-              "to skip them): " + ", ".join(f"{k}={v}" for k, v in tuned.items()), file=sys.stderr)
-    trainer = new_trainer(cfg, resume=state, run_dir=run_dir)   # builds the env; checks checkpoint spaces
-
-    # 2. Record the run (on the main process only: other ranks of a distributed run train, and leave
-    #    the writing to rank 0) and train; SIGINT/SIGTERM save and stop, SIGUSR1 saves.
-    def sinks(t):
-        return [] if args.quiet else [ProgressSink(cfg.ppo.total_timesteps, initial=t.global_step)]   # (+ wandb, TensorBoard)
-    summary, run_id, _ = train_run(trainer=trainer, sinks=sinks, signals=True, resumed_from=path)
-    if run_id is None: return 0
-    if summary["status"] == "diverged":
-        if args.json: print(json.dumps(summary))
-        print(f"workbench: run {run_id} diverged: {summary['error']}", file=sys.stderr)
-        return 1
-    if args.json: print(json.dumps(summary))
-    else:
-        print(f"run {run_id} {summary['status']} at step {summary['global_step']:,} "
-              f"({summary['sps']:,.0f} steps/s); mean return {summary['mean_return']}")
-        print(f"run folder: {trainer.run_dir}")
-        if summary["best_checkpoint"]:
-            print(f"best checkpoint: {summary['best_checkpoint']} (eval return {summary['best_score']:.1f})")
-    return 0
 
 # %% ../nbs/08_cli.ipynb #5a808522
 def cmd_envs(args) -> int:
@@ -229,52 +163,8 @@ def cmd_judge_benchmark(args) -> int:
     return 0
 
 
-# %% ../nbs/08_cli.ipynb #75b1b743
-def make_parser(argv: Optional[list[str]] = None) -> Parser:
-    "The parser; the train command's many config flags (they need the trainer, and torch) only when `argv` asks for train."
-    p = Parser(prog="workbench", description="Train, evaluate and inspect reinforcement-learning agents.")
-    sub = p.add_subparsers(dest="command", required=True, parser_class=Parser)
-    t = sub.add_parser("train", help="train a PPO agent (or, with --algo sft|grpo, a language-model agent)",
-                       description="Train (or resume) a PPO agent. `workbench train --algo grpo --help`: a language-model agent.")
-    t.add_argument("--algo", choices=["ppo", "sft", "grpo"], default="ppo", help="ppo; sft or grpo train a code-writing agent")
-    t.add_argument("--config", help="TOML or YAML file of settings (flags override it)")
-    t.add_argument("--resume", metavar="RUN_DIR_OR_CHECKPOINT", help="continue a run from its newest checkpoint (or this one)")
-    t.add_argument("--json", action="store_true", help="print the summary as one JSON line")
-    t.add_argument("--quiet", action="store_true", help="no progress bar")
-    t.add_argument("--tuned", action=argparse.BooleanOptionalAction, default=True,
-                   help="apply the env's tuned settings (workbench.train.config.TUNED) to what is not given (default: on)")
-    args = sys.argv[1:] if argv is None else argv
-    command = next((a for a in args if not a.startswith("-")), None)
-    if command in (None, "train"): add_config_flags(t)
-    t.set_defaults(func=cmd_train)
-    e = sub.add_parser("eval", help="evaluate a checkpoint", description="Evaluate a checkpoint on fresh episodes.")
-    e.add_argument("checkpoint", help="checkpoint file or run folder")
-    e.add_argument("--episodes", type=int, help="episodes per mode (default: 100); a code agent's tasks per level (50); "
-                   "a token team's grids (200)")
-    e.add_argument("--task", metavar="SPEC", help="code agents: evaluate on this task source, not the run's: code?level=hard, "
-                   "code?source=benchmark (or humaneval), code?source=file&path=F, or the path of a JSON-lines task file")
-    e.add_argument("--samples", type=int, help="code agents: samples a task (default 1: greedy pass@1; n: pass@k, k<=n), "
-                   "at most 1,000")
-    e.add_argument("--turns", type=int,
-                   help="code agents: also attempts with feedback against pass@turns (default 1), at most 100")
-    e.add_argument("--temperature", type=float, help="code agents and token teams: sampling temperature (default: 0.8)")
-    e.add_argument("--env", help="PPO policies: env spec (default: the one it was trained on)")
-    e.add_argument("--pick", choices=["best", "last"], default="best",
-                   help="for a run folder: its best-scoring checkpoint (best.pt) or its newest (default: best)")
-    e.add_argument("--seed", type=int, default=12345, help="evaluation seed (default: 12345)")
-    e.add_argument("--device", default="cpu", help="auto, cpu or cuda (default: cpu)")
-    e.add_argument("--split", choices=["train", "val", "test"],
-                   help="trading: the dated split; code agents, planpath and token teams: val or test (default: test)")
-    e.add_argument("--swap-roles", action="store_true",
-                   help="multi-agent runs (PPO, token teams) with a policy per role: play each role with the next role's policy")
-    e.add_argument("--json", action="store_true", help="print the result as one JSON line")
-    e.set_defaults(func=cmd_eval)
-    x = sub.add_parser("export", help="export a checkpoint's policy to ONNX",
-                       description="Write the greedy action path of a checkpoint's policy (and its recurrent state) as ONNX, "
-                                   "then check onnxruntime against torch on random observations.")
-    x.add_argument("checkpoint", help="checkpoint file or run folder")
-    x.add_argument("--onnx", metavar="FILE", help="where to write the ONNX model"); x.add_argument("--json", action="store_true")
-    x.set_defaults(func=cmd_export)
+def add_judge_command(sub) -> None:
+    "`workbench judge score | benchmark` on the subparsers `sub` of the `workbench` parser."
     jg = sub.add_parser("judge", help="score responses with the judges, or benchmark the judges",
                         description="Score a response with the judges (exec, static, embedding, llm), "
                                     "or run them over the labelled benchmark.")
@@ -299,6 +189,23 @@ def make_parser(argv: Optional[list[str]] = None) -> Parser:
     jb.add_argument("--tasks", type=int, default=100, help="queries to use, 1 to 100 (5 responses each)")
     jb.add_argument("--json", action="store_true", help="print the report as one JSON line")
     jb.set_defaults(func=cmd_judge_benchmark)
+
+# %% ../nbs/08_cli.ipynb #75b1b743
+def make_parser(argv: Optional[list[str]] = None) -> Parser:
+    "The parser; the train command's many config flags (they need the trainer, and torch) only when `argv` asks for train."
+    p = Parser(prog="workbench", description="Train, evaluate and inspect reinforcement-learning agents.")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=Parser)
+    args = sys.argv[1:] if argv is None else argv
+    command = next((a for a in args if not a.startswith("-")), None)
+    add_train_command(sub, settings=command in (None, "train"))
+    add_eval_command(sub)
+    x = sub.add_parser("export", help="export a checkpoint's policy to ONNX",
+                       description="Write the greedy action path of a checkpoint's policy (and its recurrent state) as ONNX, "
+                                   "then check onnxruntime against torch on random observations.")
+    x.add_argument("checkpoint", help="checkpoint file or run folder")
+    x.add_argument("--onnx", metavar="FILE", help="where to write the ONNX model"); x.add_argument("--json", action="store_true")
+    x.set_defaults(func=cmd_export)
+    add_judge_command(sub)
     n = sub.add_parser("envs", help="list available envs")
     n.add_argument("--json", action="store_true")
     n.set_defaults(func=cmd_envs)
@@ -318,10 +225,8 @@ def make_parser(argv: Optional[list[str]] = None) -> Parser:
 def main(argv: Optional[list[str]] = None) -> int:
     "Entry point of the `workbench` command."
     argv = sys.argv[1:] if argv is None else list(argv)
-    from workbench.train.commands import is_lm_train, main_train_lm
-    if argv[:1] == ["train"] and is_lm_train(argv[1:]): args = None
-    else: args = make_parser(argv).parse_args(argv)
-    try: code = args.func(args) if args else main_train_lm(argv[1:])
+    args = make_parser(argv).parse_args(argv)
+    try: code = args.func(args)
     except WorkbenchError as e: code = fail(" ".join(str(e).split()))   # one line, whatever the message's origin
     if int(os.environ.get("WORLD_SIZE", "1")) > 1:
         # Under `accelerate launch`, end ranks at once: a rank that runs interpreter teardown

@@ -164,12 +164,16 @@ class Sections:
         "A copy with some flat keys changed (validated)."
         return type(self).from_dict({**self.flat(), **changes})
 
-def add_section_flags(parser: argparse.ArgumentParser, sections: dict, aliases: Optional[dict] = None) -> None:
-    "One flag per field of each section (`--learning-rate`), defaulting to 'not given' so precedence can be applied later."
+def add_section_flags(parser: argparse.ArgumentParser, sections: dict, aliases: Optional[dict] = None,
+                      skip: frozenset = frozenset()) -> set:
+    """One flag per field of each section (`--learning-rate`), defaulting to 'not given' so precedence can be applied
+    later; fields named in `skip` get none (another section's flag of that name stands for both). Returns the names."""
+    added = set()
     for section, cls in sections.items():
         group = parser.add_argument_group(f"{section} settings")
         hints, docs = get_type_hints(cls), field_docs(cls)
         for f in dataclasses.fields(cls):
+            if f.name in skip or f.name in added: continue
             flags = [f"--{f.name.replace('_', '-')}"] + (aliases or {}).get(f.name, [])
             default = f.default if f.default is not dataclasses.MISSING else None
             helptext = f"{docs.get(f.name, '')} (default: {default})"
@@ -178,6 +182,8 @@ def add_section_flags(parser: argparse.ArgumentParser, sections: dict, aliases: 
                                    help=helptext)
             else:
                 group.add_argument(*flags, dest=f.name, default=argparse.SUPPRESS, metavar=f.name.upper(), help=helptext)
+            added.add(f.name)
+    return added
 
 SECTIONS = {"env": EnvConfig, "policy": PolicyConfig, "ppo": PPOConfig, "run": RunConfig}
 
@@ -196,6 +202,14 @@ class TrainConfig(Sections):
     def minibatch_size(self) -> int: return self.batch_size // self.ppo.num_minibatches
     @property
     def num_updates(self) -> int: return max(1, self.ppo.total_timesteps // self.batch_size)
+
+    def run_name(self) -> str:
+        "<env>-<policy>-s<seed>, e.g. CartPole-v1-mlp-s1 (the env's options left out)."
+        return f"{parse_spec(self.env.env).name}-{self.policy.policy}-s{self.run.seed}"
+
+    def labels(self) -> dict:
+        "What the store lists a run under: its env and policy."
+        return {"env": self.env.env, "policy": self.policy.policy}
 
     def __post_init__(self):
         n, m = self.env.num_envs, self.ppo.num_minibatches

@@ -278,6 +278,10 @@ class LMTrainConfig(Sections):
         model = "tiny" if self.model.model == "tiny" else Path(self.model.model).name
         return f"code-{self.optim.algo}-{model}-s{self.run.seed}"
 
+    def labels(self) -> dict:
+        "What the store lists a run under: its task spec and model."
+        return {"env": self.task.task, "policy": self.model.model}
+
 LM_LIVE = tuple(f.name for c in (OptimConfig, GRPOConfig) for f in dataclasses.fields(c) if f.metadata.get("live"))
 
 # %% ../../nbs/05e_train.lm_config.ipynb #9b30da3f

@@ -5,11 +5,11 @@
 # %% ../../nbs/05i_train.runner.ipynb #1986274b
 from __future__ import annotations
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional, Union
 
 from ..core import ConfigError, atomic_write_text
-from ..env.spec import parse_spec
 from ..runs.events import Kind, install_signal_handlers
 from ..runs.store import RunStore, StoreSink, new_run_id
 from ..runs.sinks import optional_sinks
@@ -21,36 +21,55 @@ from .grpo import GRPOTrainer
 from .team import TeamTrainConfig, TeamTrainer
 
 # %% auto #0
-__all__ = ['default_run_name', 'run_labels', 'new_trainer', 'open_run', 'finish_run', 'record_run', 'fit_run', 'train_run']
+__all__ = ['ALGORITHMS', 'Algorithm', 'algorithm_of', 'default_run_name', 'run_labels', 'new_trainer', 'open_run', 'finish_run',
+           'record_run', 'fit_run', 'train_run']
 
-# %% ../../nbs/05i_train.runner.ipynb #199c72bd
-def default_run_name(cfg: Union[TrainConfig, LMTrainConfig]) -> str:
+# %% ../../nbs/05i_train.runner.ipynb #5bc010fe
+@dataclass(frozen=True)
+class Algorithm:
+    "An algorithm `workbench train --algo NAME` (and jobs, the app, `workbench serve`) can run: its settings and trainer."
+    name: str                  # `--algo NAME` (a team's: `--team --algo sft|grpo`)
+    about: str                 # one line for `--help` and the app
+    config: type               # its settings, a `Sections` config (`flat()`, `replace()`, `run_name()`, `labels()`)
+    trainer: type              # `trainer(cfg, run_dir, resume=state)`; a `train.loop.Trainer`
+    kind: Optional[str] = None # what its checkpoints' "kind" says (PPO's say none)
+    score: str = "mean_return" # the summary's score, and how it is named
+    score_name: str = "mean return"
+    tuned: bool = False        # new runs take the env's tuned settings (`train.config.TUNED`) for what is not given
+
+ALGORITHMS = {a.name: a for a in (   # adding an algorithm: its module, and one line here
+    Algorithm("ppo", "PPO on a vectorised env", TrainConfig, PPOTrainer, tuned=True),
+    Algorithm("sft", "a code agent's next-token loss on reference solutions", LMTrainConfig, SFTTrainer, "lm",
+              "pass_rate", "held-out val pass@1"),
+    Algorithm("grpo", "a code agent's GRPO against the judges", LMTrainConfig, GRPOTrainer, "lm",
+              "pass_rate", "held-out val pass@1"),
+    Algorithm("team-sft", "a team of token agents on their demonstrations", TeamTrainConfig, TeamTrainer, "team",
+              "success", "val team success"),
+    Algorithm("team-grpo", "a team of token agents' GRPO on their team's rewards", TeamTrainConfig, TeamTrainer, "team",
+              "success", "val team success"),
+)}
+
+def algorithm_of(cfg) -> Algorithm:
+    "The algorithm a config trains (by its class, and for token agents its `optim.algo`)."
+    algo = getattr(getattr(cfg, "optim", None), "algo", None)
+    return next(a for a in ALGORITHMS.values() if type(cfg) is a.config and (algo is None or a.name.endswith(algo)))
+
+# %% ../../nbs/05i_train.runner.ipynb #b1b64861
+def default_run_name(cfg) -> str:
     "<env>-<policy>-s<seed>, e.g. CartPole-v1-mlp-s1 (the env's options left out); code-<algo>-<model>-s<seed> for an LM run."
-    if isinstance(cfg, (LMTrainConfig, TeamTrainConfig)): return cfg.run_name()
-    return f"{parse_spec(cfg.env.env).name}-{cfg.policy.policy}-s{cfg.run.seed}"
+    return cfg.run_name()
 
-def run_labels(cfg: Union[TrainConfig, LMTrainConfig]) -> dict:
+def run_labels(cfg) -> dict:
     "What the store lists a run under: its env (the task spec of an LM run) and policy (the model)."
-    if isinstance(cfg, LMTrainConfig): return {"env": cfg.task.task, "policy": cfg.model.model}
-    if isinstance(cfg, TeamTrainConfig):
-        t = cfg.team
-        return {"env": f"planpath-text?roles={t.roles}&alpha={t.alpha}&size={t.size}",
-                "policy": f"{cfg.model.model} {t.policy_map}"}
-    return {"env": cfg.env.env, "policy": cfg.policy.policy}
+    return cfg.labels()
 
-def new_trainer(cfg: Union[TrainConfig, LMTrainConfig], resume: Optional[dict] = None,
-                run_dir: Optional[Union[str, Path]] = None) -> Union[PPOTrainer, SFTTrainer, GRPOTrainer]:
-    """A trainer for a new run of `cfg` in `runs_dir/<new id>`, or, given a checkpoint's state `resume`, for
-    the run it came from (in `run_dir`, the folder that holds its checkpoints). Builds the env: a bad spec fails here.
-    A language-model config (`LMTrainConfig`) gets its algorithm's trainer, SFT or GRPO; a team's (`TeamTrainConfig`),
-    a `TeamTrainer`."""
+def new_trainer(cfg, resume: Optional[dict] = None, run_dir: Optional[Union[str, Path]] = None):
+    """A trainer for a new run of `cfg` (its algorithm's, `algorithm_of`) in `runs_dir/<new id>`, or, given a
+    checkpoint's state `resume`, for the run it came from (in `run_dir`, the folder that holds its checkpoints).
+    Builds the env: a bad spec fails here."""
     if resume is None: run_dir = run_dir or Path(cfg.run.runs_dir) / new_run_id(cfg.run.name or default_run_name(cfg))
     elif run_dir is None: raise ValueError("resuming needs the run's folder")
-    if isinstance(cfg, LMTrainConfig):
-        return (SFTTrainer if cfg.optim.algo == "sft" else GRPOTrainer)(cfg, run_dir, resume=resume)
-    if isinstance(cfg, TeamTrainConfig): return TeamTrainer(cfg, run_dir, resume=resume)
-    return PPOTrainer(cfg, run_dir=run_dir, resume=resume)
-
+    return algorithm_of(cfg).trainer(cfg, run_dir, resume=resume)
 
 # %% ../../nbs/05i_train.runner.ipynb #0c3243d4
 def open_run(cfg: Union[TrainConfig, LMTrainConfig], run_id: str, run_dir: Union[str, Path]) -> RunStore:

@@ -120,6 +120,12 @@ class TeamTrainConfig(Sections):
         "team-<roles>-<algo>-s<seed>, e.g. team-planner-executor-grpo-s1."
         return f"team-{self.team.roles.replace(',', '-')}-{self.optim.algo}-s{self.run.seed}"
 
+    def labels(self) -> dict:
+        "What the store lists a run under: its roles' game and the model with its policy map."
+        t = self.team
+        return {"env": f"planpath-text?roles={t.roles}&alpha={t.alpha}&size={t.size}",
+                "policy": f"{self.model.model} {t.policy_map}"}
+
 # %% ../../nbs/05h_train.team.ipynb #5627be8d
 @torch.no_grad()
 def play_team(policies: dict, env, tasks: Sequence, temperature: float = 0.0,
