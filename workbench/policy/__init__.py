@@ -6,6 +6,7 @@
 __all__ = []
 
 # %% ../../nbs/02e_policy.ipynb #bd6e3ee2
-from .nets import (
-    POLICIES, LSTMPolicy, MLPPolicy, Policy, PolicyConfig, RolePolicies, TransformerPolicy, lstm_sequence, make_policy,
-    parse_policy_map, role_map, swap_roles)
+from workbench.policy.nets import (
+    POLICIES, LSTMPolicy, MLPPolicy, Policy, PolicyConfig, RolePolicies, TransformerPolicy, make_policy, parse_policy_map,
+    role_map, swap_roles)
+from .replay import lstm_sequence

@@ -7,7 +7,7 @@ from __future__ import annotations
 from ..core import ConfigError, EnvError, check_types  # first: it quiets two dependency notices before torch loads
 from ..env.make import is_continuous
 from .heads import RunningNorm, Tanh, layer_init, make_head
-from ..kernels.scan import LSTMScan
+from .replay import lstm_sequence
 import copy, re
 from dataclasses import dataclass
 from typing import Literal, Optional
@@ -19,8 +19,8 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 # %% auto #0
-__all__ = ['POLICIES', 'parse_policy_map', 'role_map', 'PolicyConfig', 'Policy', 'MLPPolicy', 'LSTMPolicy', 'lstm_sequence',
-           'CausalBlock', 'TransformerPolicy', 'make_policy', 'RolePolicies', 'swap_roles']
+__all__ = ['POLICIES', 'parse_policy_map', 'role_map', 'PolicyConfig', 'Policy', 'MLPPolicy', 'LSTMPolicy', 'CausalBlock',
+           'TransformerPolicy', 'make_policy', 'RolePolicies', 'swap_roles']
 
 # %% ../../nbs/02b_policy.nets.ipynb #14b0a6de
 def parse_policy_map(text: str):
@@ -156,77 +156,6 @@ class LSTMPolicy(Policy):
         if starts is None: return super().forward(x, state)
         h, state = lstm_sequence(self.lstm, self.encoder(x), state, starts, final=final)
         return self.head(h), self.critic(h).squeeze(-1), state
-
-def lstm_sequence(lstm: nn.LSTM, e: torch.Tensor, state: tuple, starts: torch.Tensor, packed: Optional[bool] = None,
-                  scan: Optional[bool] = None, padded: Optional[bool] = None, final: bool = True) -> tuple:
-    """`lstm` over a (T, B, H) block from `state`, its state zeroed wherever `starts` (T, B) is 1: as stepping it t by t,
-    resetting at each start, without a call a step where it can. The block is cut at the steps where some env begins
-    an episode and each stretch runs as one sequence: no start after t = 0 is one call. With `packed` or `padded`, each
-    env's row is cut at its own starts instead; every piece after an env's first begins from zeros, and all the pieces
-    run in one call, which is what cuDNN is built for: `packed` as a PackedSequence (each piece's own length), `padded`
-    as a batch of columns, each piece from its column's t = 0 and zeros after its end, in two calls (pieces of at most
-    T/4 steps, T/4 steps long; the others, T): no per-step bookkeeping, as few calls as can be, and little padding;
-    its columns run past their pieces' ends, so it cannot give the final state (`final=False`: the update, which drops
-    it). On an H200, for 64 x 512 steps of width 128, 5% of them episode starts, forward + backward: padded 5.7 ms,
-    packed 7.5-8.0 (2.4 of them GPU time, the rest cuDNN's per-step work on the host), one padded call of T steps over
-    all the pieces 7.3 (GPU time 6.8). On a CPU these cost more than stretches even when episodes begin at every step
-    (measured: 214 against 85 ms for 64 x 64 steps of width 128), so by default CUDA pads where the final state is not
-    wanted and packs where episodes begin at most steps; on a CPU `scan` (`LSTMScan`) steps it in one autograd node.
-    -> (outputs (T, B, H), final state or None)."""
-    T, B, H = e.shape
-    if padded is None: padded = e.is_cuda and not final and not packed
-    assert not (padded and final), "the padded form has no final state"
-    if not padded:
-        times = torch.nonzero(starts[1:].any(1)).flatten().add(1).tolist()   # the steps where some env begins
-        dense = len(times) > T // 2                                          # episodes begin at most steps
-        if scan is None: scan = lstm.num_layers == 1 and e.dtype in (torch.float32, torch.float64) and dense
-        if scan and not packed and not e.is_cuda:
-            gx = torch.addmm(lstm.bias_ih_l0 + lstm.bias_hh_l0, e.flatten(0, 1), lstm.weight_ih_l0.t()).view(T, B, -1)
-            out, h, c = LSTMScan.apply(gx, lstm.weight_hh_l0, state[0][0], state[1][0], starts)
-            return out, (h[None], c[None])
-        if packed is None: packed = e.is_cuda and dense
-        if not packed:
-            outs, bounds = [], [0, *times, T]
-            for a, b in zip(bounds[:-1], bounds[1:]):
-                keep = 1.0 - starts[a].view(1, B, 1)
-                h, state = lstm(e[a:b], (state[0] * keep, state[1] * keep))
-                outs.append(h)
-            return torch.cat(outs), state
-    first = 1.0 - starts[0].view(1, B, 1)
-    state = (state[0] * first, state[1] * first)
-    new = starts.t().reshape(-1) > 0.5                   # env-major (B * T): a piece begins here ...
-    new[::T] = True                                      # ... and at each env's t = 0
-    index = torch.arange(B * T, device=e.device)
-    piece = torch.cumsum(new.long(), 0) - 1              # which piece each (b, t) is in
-    pos = index - torch.cummax(torch.where(new, index, 0), 0).values   # its step within the piece
-    if padded:   # two calls: the pieces of at most T/4 steps padded to T/4, the others to T
-        lengths = torch.bincount(piece); long = (lengths > max(T // 4, 1)).long()
-        counts = torch.bincount(long, minlength=2); order = torch.sort(long, stable=True).indices
-        col = torch.empty_like(order).scatter_(0, order, index[:len(order)]) - counts[0] * long   # its column
-        steps = [max(T // 4, 1), T]; m = counts.tolist()                   # (one host sync)
-        at = long[piece]                                                   # each (b, t)'s piece: short 0 / long 1
-        row = (at * m[0] * steps[0] + pos * counts[at] + col[piece]).view(B, T).t().reshape(-1)   # (t, b)'s row
-        h0, c0 = e.new_zeros(len(order), H), e.new_zeros(len(order), H)
-        h0[piece[::T]], c0[piece[::T]] = state[0][0], state[1][0]          # each env's first piece continues `state`
-        data, outs = e.new_zeros(m[0] * steps[0] + m[1] * T, H).index_copy(0, row, e.reshape(T * B, H)), []
-        for k, (a, w, L) in enumerate(zip((0, m[0]), m, steps)):
-            if not w: continue
-            ids = order[a:a + w]; lo = k * m[0] * steps[0]
-            outs.append(lstm(data[lo:lo + L * w].view(L, w, H), (h0[ids][None], c0[ids][None]))[0].reshape(L * w, H))
-        return torch.cat(outs).index_select(0, row).view(T, B, H), None
-    lengths = torch.bincount(piece); n = len(lengths)
-    order = torch.sort(lengths, descending=True, stable=True).indices  # a PackedSequence holds its pieces longest first
-    rank = torch.empty_like(order).scatter_(0, order, index[:n])
-    sizes = (n - torch.cumsum(torch.bincount(lengths), 0))[:int(lengths.max())].cpu()   # pieces longer than k, each k
-    row = (torch.cumsum(sizes, 0).sub_(sizes).to(e.device)[pos] + rank[piece]).view(B, T).t().reshape(-1)  # (t, b)'s row
-    h0, c0 = e.new_zeros(1, n, H), e.new_zeros(1, n, H)
-    h0[:, piece[::T]], c0[:, piece[::T]] = state[0], state[1]          # each env's first piece continues `state`
-    data = e.reshape(T * B, H).index_select(0, torch.empty_like(row).scatter_(0, row, index))   # built, not padded
-    out, (hn, cn) = lstm(nn.utils.rnn.PackedSequence(data, sizes, order, rank), (h0, c0))
-    tails = piece[T - 1::T]                              # each env's last piece ends the block
-    return out.data.index_select(0, row).view(T, B, H), (hn[:, tails], cn[:, tails])
-
-
 
 # %% ../../nbs/02b_policy.nets.ipynb #37db7993
 class CausalBlock(nn.Module):
