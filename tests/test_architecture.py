@@ -249,7 +249,6 @@ MAX_CELL_LINES = 120
 LONG_CELLS = {  # (notebook, the cell's first name): export cells over the limit today, each to split, then drop here
     ("01d_env.planpath", "PlanPathEnv"),
     ("01d_env.trading", "SHARPE_PRIOR_VAR"),
-    ("02f_kernels.fused", "_ptrs"),
     ("04f_judge.benchmark", "Family"),
     ("05a_train.config", "live"),
     ("05e_train.lm_config", "EXAMPLES_MAX"),

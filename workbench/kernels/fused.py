@@ -8,6 +8,8 @@ from ..core import ConfigError  # first: it quiets two dependency notices before
 import ctypes
 from typing import Optional
 
+from fastcore.basics import patch
+
 import torch
 from ..policy.heads import DiscreteHead, GaussianHead
 from ..policy.nets import LSTMPolicy, MLPPolicy, TransformerPolicy
@@ -118,36 +120,41 @@ class FusedMLP:
         for p, g in zip(self.params, self.grads):
             if p.grad is not g: p.grad = g
 
-    def step(self, max_grad_norm: float = 0.0) -> float:
-        "Clip the gradients' global norm to `max_grad_norm` (if > 0) and take Adam's step; returns the norm before."
-        group, state = self.optimizer.param_groups[0], self.optimizer.state
-        s = [state[p] for p in self.params]
-        if [id(t.get("exp_avg")) for t in s] != self._state_ids: self._bind_state(s)   # new, or loaded from a checkpoint
-        norm, (b1, b2), self.steps = torch.empty(1), group["betas"], self.steps + 1
-        self.lib.adam_clip(len(self.params), *self._adam_ptrs, float(group["lr"]), b1, b2, group["eps"], max_grad_norm,
-                           norm.data_ptr())
-        self.optimizer._opt_called = True   # what torch's step marks: its LR schedulers check it (else they warn)
-        return float(norm)
+# %% ../../nbs/02f_kernels.fused.ipynb #fe6e1826
+@patch
+def step(self: FusedMLP, max_grad_norm: float = 0.0) -> float:
+    "Clip the gradients' global norm to `max_grad_norm` (if > 0) and take Adam's step; returns the norm before."
+    group, state = self.optimizer.param_groups[0], self.optimizer.state
+    s = [state[p] for p in self.params]
+    if [id(t.get("exp_avg")) for t in s] != self._state_ids: self._bind_state(s)   # new, or loaded from a checkpoint
+    norm, (b1, b2), self.steps = torch.empty(1), group["betas"], self.steps + 1
+    self.lib.adam_clip(len(self.params), *self._adam_ptrs, float(group["lr"]), b1, b2, group["eps"], max_grad_norm,
+                       norm.data_ptr())
+    self.optimizer._opt_called = True   # what torch's step marks: its LR schedulers check it (else they warn)
+    return float(norm)
 
-    def _bind_state(self, s: list) -> None:
-        "Point the Adam kernel at the optimizer's state (made as torch's Adam makes it on its first step, if missing)."
-        for p, t in zip(self.params, s):
-            if not t: t.update(step=torch.zeros(()), exp_avg=torch.zeros_like(p), exp_avg_sq=torch.zeros_like(p))
-            if t["step"].dtype != torch.float32 or t["step"].device.type != "cpu" or t["step"].numel() != 1:
-                raise ConfigError("the optimizer's step counts must be one float32 each, on the CPU (torch's fused Adam)")
-        self._states, self._state_ids = s, [id(t["exp_avg"]) for t in s]   # kept: their ids stay theirs
-        self._adam_ptrs = (_ptrs(self.params), _ptrs(self.grads), _ptrs([t["exp_avg"] for t in s]),
-                           _ptrs([t["exp_avg_sq"] for t in s]), _ptrs([t["step"] for t in s]),
-                           (ctypes.c_long * len(s))(*[p.numel() for p in self.params]))
+@patch
+def _bind_state(self: FusedMLP, s: list) -> None:
+    "Point the Adam kernel at the optimizer's state (made as torch's Adam makes it on its first step, if missing)."
+    for p, t in zip(self.params, s):
+        if not t: t.update(step=torch.zeros(()), exp_avg=torch.zeros_like(p), exp_avg_sq=torch.zeros_like(p))
+        if t["step"].dtype != torch.float32 or t["step"].device.type != "cpu" or t["step"].numel() != 1:
+            raise ConfigError("the optimizer's step counts must be one float32 each, on the CPU (torch's fused Adam)")
+    self._states, self._state_ids = s, [id(t["exp_avg"]) for t in s]   # kept: their ids stay theirs
+    self._adam_ptrs = (_ptrs(self.params), _ptrs(self.grads), _ptrs([t["exp_avg"] for t in s]),
+                       _ptrs([t["exp_avg_sq"] for t in s]), _ptrs([t["step"] for t in s]),
+                       (ctypes.c_long * len(s))(*[p.numel() for p in self.params]))
 
-    def gae(self, rewards, values, dones, next_value, gamma: float, gae_lambda: float) -> tuple[torch.Tensor, torch.Tensor]:
-        "`compute_gae` in one call (float32 (T, N) tensors, contiguous): advantages and returns."
-        T, N = rewards.shape
-        adv, ret = torch.empty_like(rewards), torch.empty_like(rewards)
-        self.lib.gae(rewards.data_ptr(), values.data_ptr(), dones.data_ptr(), next_value.contiguous().data_ptr(), T, N,
-                     gamma, gamma * gae_lambda, adv.data_ptr(), ret.data_ptr())
-        return adv, ret
+@patch
+def gae(self: FusedMLP, rewards, values, dones, next_value, gamma: float, gae_lambda: float) -> tuple[torch.Tensor, torch.Tensor]:
+    "`compute_gae` in one call (float32 (T, N) tensors, contiguous): advantages and returns."
+    T, N = rewards.shape
+    adv, ret = torch.empty_like(rewards), torch.empty_like(rewards)
+    self.lib.gae(rewards.data_ptr(), values.data_ptr(), dones.data_ptr(), next_value.contiguous().data_ptr(), T, N,
+                 gamma, gamma * gae_lambda, adv.data_ptr(), ret.data_ptr())
+    return adv, ret
 
+# %% ../../nbs/02f_kernels.fused.ipynb #849dff48
 class FusedLSTM(FusedMLP):
     """`FusedMLP` for an `LSTMPolicy` (its encoder layer, one LSTM layer, the heads): `act` carries the state (h, c)
     (1, N, H); `loss_grad` replays blocks of whole env rows (`idx`: envs) from the state the rollout began with."""
@@ -192,6 +199,7 @@ class FusedLSTM(FusedMLP):
                                clip_coef, ent_coef, vf_coef, int(norm_adv), int(clip_vloss), work.data_ptr(), stats.data_ptr())
         return stats
 
+# %% ../../nbs/02f_kernels.fused.ipynb #e9162669
 class FusedTransformer(FusedMLP):
     """`FusedMLP` for a `TransformerPolicy`: `act` carries the state (keys, values (L, N, W - 1, d), which cached steps
     count (1, N, W - 1)); `loss_grad` replays blocks of whole env rows from the state the rollout began with. Its
@@ -247,6 +255,7 @@ class FusedTransformer(FusedMLP):
                              int(norm_adv), int(clip_vloss), self.flat.data_ptr(), size, work.data_ptr(), stats.data_ptr())
         return stats
 
+# %% ../../nbs/02f_kernels.fused.ipynb #2af6233d
 def make_fused(policy, optimizer: Optional[torch.optim.Optimizer] = None) -> Optional[FusedMLP]:
     """The C path for `policy` (`FusedMLP`, `FusedLSTM` or `FusedTransformer`), or None where there is none (then torch's
     path runs)."""
