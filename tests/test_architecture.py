@@ -322,3 +322,6 @@ def test_a_missing_notebook_is_named(tmp_path):
     assert (
         table.check(tmp_path) == "README.md's stage table misses nbs/00a_core.ipynb: run `python tools/stage_table.py`"
     )
+    cell = {"cell_type": "code", "source": ["#| default_exp nowhere"]}
+    (tmp_path / "nbs" / "05z_nowhere.ipynb").write_text(json.dumps({"cells": [cell]}))
+    assert table.check(tmp_path).startswith("nbs/05z_nowhere.ipynb exports workbench.nowhere, which no row of ROOMS")

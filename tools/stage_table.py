@@ -78,7 +78,9 @@ def table(root: Path = ROOT) -> str:
     for name, module in notebooks.items():
         row = next((i for i, (rooms, _) in enumerate(ROOMS) if room_of(module) in rooms), None)
         if row is None:
-            sys.exit(f"nbs/{name}.ipynb exports {module}, which no row of ROOMS in tools/stage_table.py holds: add it")
+            raise ValueError(
+                f"nbs/{name}.ipynb exports {module}, which no row of ROOMS in tools/stage_table.py holds: add it"
+            )
         rows.setdefault(row, []).append(name)
     lines = ["| stage | notebooks | package |", "|---|---|---|"]
     for i, (rooms, what) in enumerate(ROOMS):
@@ -92,18 +94,21 @@ def table(root: Path = ROOT) -> str:
 def current(readme: str) -> str:
     "The table as the README has it now (between the markers)."
     if BEGIN not in readme or END not in readme:
-        sys.exit(f"README.md has no stage table markers ({BEGIN!r} ... {END!r}): put them where the table goes")
+        raise ValueError(f"README.md has no stage table markers ({BEGIN!r} ... {END!r}): put them where the table goes")
     return readme.split(BEGIN, 1)[1].split(END, 1)[0].strip()
 
 
 def check(root: Path = ROOT):
     "None where the README's table is current, else one line saying what is missing or stale and how to fix it."
-    readme = (root / "README.md").read_text()
-    have, fix = current(readme), "run `python tools/stage_table.py`"
-    for name in module_notebooks(root):
-        if f"`{name}`" not in have:
-            return f"README.md's stage table misses nbs/{name}.ipynb: {fix}"
-    return None if have == table(root).strip() else f"README.md's stage table is stale: {fix}"
+    fix = "run `python tools/stage_table.py`"
+    try:
+        have, want = current((root / "README.md").read_text()), table(root)
+    except ValueError as e:
+        return str(e)
+    missing = [name for name in module_notebooks(root) if f"`{name}`" not in have]
+    if missing:
+        return f"README.md's stage table misses nbs/{missing[0]}.ipynb: {fix}"
+    return None if have == want.strip() else f"README.md's stage table is stale: {fix}"
 
 
 def write(root: Path = ROOT) -> None:
@@ -121,4 +126,7 @@ if __name__ == "__main__":
         problem = check()
         print(problem or "README.md's stage table is current")
         sys.exit(1 if problem else 0)
-    write()
+    try:
+        write()
+    except ValueError as e:
+        sys.exit(str(e))
