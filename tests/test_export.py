@@ -59,7 +59,7 @@ def test_export_matches_torch(trained, kind):
     # Independently of the command's own check: onnxruntime and torch on fresh random observations, 20 steps,
     # each step's state fed to the next (and an episode reset half-way for the recurrent ones).
     from workbench.cli import load_policy
-    from workbench.export import GreedyPolicy
+    from workbench.policy.export import GreedyPolicy
 
     policy, *_ = load_policy(runs[kind])
     policy.eval()

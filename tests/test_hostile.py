@@ -234,8 +234,8 @@ def test_hostile_responses_score_zero_in_the_single_and_the_batch_judge():
 
 def _grpo_trainer(tmp_path, completions, spec_extra=""):
     "A GRPO trainer over a task file of the add task, whose policy 'generates' the given completions in turn."
-    from workbench.lm.policy import Sample
     from workbench.cli import make_parser
+    from workbench.policy.tokens import Sample
     from workbench.train.commands import build_run_config, pick_algorithm
     from workbench.train.runner import new_trainer
 

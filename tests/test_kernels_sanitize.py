@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-NOTEBOOKS = ["01h_kernels.scan", "01i_kernels.ppo", "01j_kernels.lstm", "02d_kernels.fused"]
+NOTEBOOKS = ["01h_kernels.scan", "01i_kernels.ppo", "01j_kernels.lstm", "02f_kernels.fused"]
 
 # In the sanitized process: every kernel must build (a skip there would hide the check), then the notebooks run.
 RUN = """

@@ -59,7 +59,7 @@ def cmd_serve(args) -> int:
 # %% ../nbs/08_cli.ipynb #737c0060
 def cmd_export(args) -> int:
     "Export a checkpoint's greedy policy to ONNX and check it against torch with onnxruntime."
-    from workbench.export import export_onnx, check_onnx, state_names
+    from workbench.policy.export import export_onnx, check_onnx, state_names
     if not args.onnx: return fail("say where to write the model: --onnx FILE")
     if not Path(args.onnx).resolve().parent.is_dir():
         return fail(f"--onnx {args.onnx}: its folder {str(Path(args.onnx).parent)!r} does not exist (create it first)")

@@ -213,7 +213,7 @@ def check_policies(device: str, runs_dir: Path):
     the tiny token model, checking that every gradient is finite."""
     import gymnasium, numpy as np, torch
     from workbench.policy import PolicyConfig, make_policy
-    from workbench.lm.policy import TinyLMConfig, TokenPolicy
+    from workbench.policy.tokens import TinyLMConfig, TokenPolicy
     obs, act = gymnasium.spaces.Box(-1, 1, (8,), np.float32), gymnasium.spaces.Discrete(4)
     torch.manual_seed(0)
     timings, bad = [], []

@@ -81,7 +81,7 @@ def replay(args):
 
 def trainer(args, policy="lstm", form=None):
     "The trainer's time per phase; `form` forces a form of the LSTM's replay (packed) instead of the default."
-    import workbench.policy as wp
+    import workbench.policy.nets as wp
     from workbench.train.config import TrainConfig
     from workbench.train.ppo import PPOTrainer
 

@@ -13,7 +13,7 @@ import torch
 from ..tasks.env import CodeEnv
 from ..tasks.code import LEVELS, held_out, task_stream
 from ..tasks.eval import pass_at_k
-from ..lm.policy import SHIPPED, PolicyError, TokenPolicy, shipped_model
+from ..policy.tokens import SHIPPED, PolicyError, TokenPolicy, shipped_model
 from ..runs.events import Controls, EventBus, Kind
 from .checkpoint import CheckpointManager, find_checkpoint, load_checkpoint, rng_state, set_rng_state
 from .loop import Trainer

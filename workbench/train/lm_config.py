@@ -14,7 +14,7 @@ import torch
 from ..env.spec import parse_spec
 from ..tasks.env import CodeEnvConfig
 from ..tasks.code import LEVELS, TaskError
-from ..lm.policy import SHIPPED, PolicyError, TinyLMConfig, shipped_model
+from ..policy.tokens import SHIPPED, PolicyError, TinyLMConfig, shipped_model
 from ..policy import role_map
 from .config import RunConfig, Sections, live
 

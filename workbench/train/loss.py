@@ -6,7 +6,7 @@
 from __future__ import annotations
 from typing import NamedTuple, Optional, Sequence
 import torch
-from ..policy import RunningNorm
+from ..policy.heads import RunningNorm
 
 # %% auto #0
 __all__ = ['LOSS_TYPES', 'compute_gae', 'PPOStats', 'ppo_loss', 'RewardScale', 'group_advantages', 'GRPOStats', 'grpo_loss']

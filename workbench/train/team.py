@@ -15,7 +15,7 @@ import torch
 from ..env.pathtext import PathFace, PathTask
 from ..tasks.team import CodeFace
 from ..tasks.eval import wilson_interval
-from ..lm.policy import PolicyError, TokenPolicy
+from ..policy.tokens import PolicyError, TokenPolicy
 from ..policy import role_map
 from ..runs.events import Controls, EventBus, Kind
 from .checkpoint import CheckpointManager, rng_state, set_rng_state
