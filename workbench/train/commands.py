@@ -7,8 +7,7 @@ from __future__ import annotations
 from ..core import CheckpointError, ConfigError, WorkbenchError, load_config_file  # first: quiets dependency notices
 import argparse, dataclasses, json, math, os, sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
-if TYPE_CHECKING: from workbench.train.runner import Algorithm
+from typing import Optional
 
 # %% auto #0
 __all__ = ['ALIASES', 'KINDS', 'EVAL_FLAGS', 'EVAL_TAKES', 'EVAL_MAX', 'SAMPLES_MAX', 'TURNS_MAX', 'setting_names',
@@ -79,7 +78,7 @@ def cmd_train(args) -> int:
         return 1
     return 0
 
-def summary_lines(algo: "Algorithm", run_id: str, summary: dict, run_dir) -> list:
+def summary_lines(algo, run_id: str, summary: dict, run_dir) -> list:
     "What `workbench train` says at the end of a run (without --json)."
     speed = f" ({summary['sps']:,.0f} steps/s)" if summary.get("sps") else ""
     lines = [f"run {run_id} {summary['status']} at step {summary['global_step']:,}{speed}; "
@@ -90,9 +89,9 @@ def summary_lines(algo: "Algorithm", run_id: str, summary: dict, run_dir) -> lis
     return lines
 
 # %% ../../nbs/05j_train.commands.ipynb #5e9a2f17
-def pick_algorithm(args, state: Optional[dict] = None, path=None) -> "Algorithm":
-    """The run's algorithm: a resumed run's own (its checkpoint's `kind`; `--algo` may change SFT to GRPO, nothing
-    else), else `--algo` (default ppo) and `--team` (default sft)."""
+def pick_algorithm(args, state: Optional[dict] = None, path=None):
+    """The run's algorithm (a `train.runner.Algorithm`): a resumed run's own (its checkpoint's `kind`; `--algo` may
+    change SFT to GRPO, nothing else), else `--algo` (default ppo) and `--team` (default sft)."""
     from workbench.train.runner import ALGORITHMS
     algo, team = args.algo, args.team
     if state is not None:
@@ -106,7 +105,7 @@ def pick_algorithm(args, state: Optional[dict] = None, path=None) -> "Algorithm"
     if team and algo == "ppo": raise ConfigError("a team trains with --algo sft or --algo grpo, not ppo")
     return ALGORITHMS[f"team-{algo or 'sft'}" if team else algo or "ppo"]
 
-def build_run_config(algo: "Algorithm", args, base: Optional[dict] = None, tuned: Optional[dict] = None):
+def build_run_config(algo, args, base: Optional[dict] = None, tuned: Optional[dict] = None):
     """Defaults < the env's tuned settings (a new run of an algorithm that takes them, unless `--no-tuned`) < `base`
     (a resumed run's config) < `--config FILE` < flags -> a validated config of `algo`'s kind; `tuned` (a dict)
     receives the tuned settings applied. A flag of another algorithm's settings is refused."""
