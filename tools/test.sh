@@ -19,4 +19,12 @@ echo "== pytest (tests/)"
 pytest "$@"
 rc=$?
 if [ $rc -eq 5 ]; then echo "pytest collected no tests: failing, so an empty run is not mistaken for a pass"; exit 1; fi
-exit $rc
+[ $rc -eq 0 ] || exit $rc
+[ $# -eq 0 ] || exit 0   # a chosen selection: that is all
+
+# The PPO learning and resume tests again on the torch backend (the reference the C kernels are checked against):
+# only PPO runs take the kernels, so only they can differ.
+echo "== pytest with WORKBENCH_KERNELS=0 (PPO's learning and resume tests on the torch backend)"
+WORKBENCH_KERNELS=0 pytest -q tests/test_fused.py::test_runs_learn tests/test_solve.py tests/test_resume.py \
+  tests/test_legacy.py -k "not sft and not grpo"
+exit $?
