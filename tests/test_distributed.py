@@ -130,7 +130,7 @@ cfg = TrainConfig.from_dict({"env": "gym:CartPole-v1", "num_envs": 4, "num_steps
                              "device": "cpu", "obs_norm": True, "grad_sync": sys.argv[2]})
 t = PPOTrainer(cfg)
 t.fit()
-torch.save({"state": t.policy.state_dict(), "sync": type(t.sync).__name__, "fused": t.fused is not None},
+torch.save({"state": t.policy.state_dict(), "sync": type(t.sync).__name__, "fused": t.learner.name == "c"},
            f"{sys.argv[1]}/rank{t.rank}.pt")
 """
 
