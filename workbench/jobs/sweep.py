@@ -26,7 +26,8 @@ TRAIN_METRICS = ("eval/mean_return", "eval/std_return", "charts/episodic_return"
                  "charts/update", "charts/ent_coef", "charts/clip_coef", "charts/gamma", "charts/gae_lambda",
                  "losses/policy_loss", "losses/value_loss", "losses/entropy", "losses/approx_kl", "losses/clipfrac",
                  "losses/explained_variance", "losses/epochs", "perf/sps", "perf/env_time", "perf/forward_time",
-                 "perf/update_time", "perf/rollout_time", "perf/processes", "perf/kernels")   # what every PPO run records
+                 "perf/update_time", "perf/rollout_time", "perf/step_time", "perf/processes",
+                 "perf/kernels")   # what every PPO run records
 RUN_METRIC_PREFIXES = ("env/", "agent/")   # an env's own statistics (its infos) and each agent's: known once it runs
 
 def result_keys(notebook: Union[str, Path]) -> Optional[list]:
