@@ -252,8 +252,6 @@ LONG_CELLS = {  # (notebook, the cell's first name): export cells over the limit
     ("04f_judge.benchmark", "Family"),
     ("05a_train.config", "live"),
     ("05e_train.lm_config", "EXAMPLES_MAX"),
-    ("05h_train.grpo", "GRPOTrainer"),
-    ("05h_train.team", "TeamTrainer"),
     ("05k_doctor", "check_torch"),
     ("06c_jobs.batch", "CURVES"),
     ("07b_app.charts", "_PLOTLY_CSS"),

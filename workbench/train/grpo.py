@@ -9,6 +9,7 @@ import collections, time
 from typing import Optional, Sequence
 
 import torch
+from fastcore.basics import patch
 from ..core import ConfigError
 from ..tasks.code import LEVELS
 from ..runs.events import Kind
@@ -123,47 +124,52 @@ class GRPOTrainer(LMTrainer):
         keep = sorted(i for ix in groups.values() if rewards[ix].max() - rewards[ix].min() > 1e-6 for i in ix)
         return keep or list(range(len(rows)))
 
-    def _stats(self, tasks, rows, rewards, no_spread, loss, stats, norm, generated, gen_s, judge_s, t0) -> dict:
-        "The step's metrics; the curriculum sees the episodes' outcomes; a few samples go out as an event."
-        attempts, samples = [r[1] for r in rows], [r[0] for r in rows]
-        episodes = collections.defaultdict(list)
-        for _, a, _, i in rows: episodes[i].append(a.passed)
-        first = [a for a in attempts if a.turn == 1]
-        out = {"charts/episodic_return": rewards.mean().item(), "charts/reward": rewards.mean().item(),
-               "charts/objective": sum(a.objective for a in attempts) / len(attempts),
-               "charts/pass_rate": sum(any(p) for p in episodes.values()) / len(episodes),
-               "charts/pass_rate_first": sum(a.passed for a in first) / len(first),
-               "charts/attempts": len(attempts) / len(episodes), "charts/level": LEVELS.index(self.env.level),
-               "charts/completion_length": sum(len(s.completion_ids) for s in samples) / len(samples),
-               "charts/truncated": sum(s.truncated for s in samples) / len(samples), "charts/zero_std_groups": no_spread,
-               "losses/grpo_loss": loss.item(), "losses/kl": stats.kl.item(), "losses/clip_low": stats.clip_low.item(),
-               "losses/clip_high": stats.clip_high.item(), "losses/grad_norm": norm, "charts/tokens": self.tokens,
-               "perf/tokens_per_s": generated / max(gen_s, 1e-9), "perf/generate_time": gen_s, "perf/judge_time": judge_s,
-               "perf/steps_per_min": 60.0 / (time.perf_counter() - t0)}
-        for name in attempts[0].judges: out[f"judges/{name}"] = sum(a.judges[name] for a in attempts) / len(attempts)
-        G, level = self.cfg.grpo.group_size, self.env.level   # review episodes (of the levels below) do not count
-        mine = [any(p) for i, p in episodes.items() if tasks[i // G].level == level]
-        if self.curriculum is not None and (move := self.curriculum.observe(mine)):
-            self.env.level = move["to"]
-            if self.main: self.bus.emit(Kind.CURRICULUM, self.global_step + 1, **move)
-        if self.main:
-            shown = [{"task": a.task_id, "turn": a.turn, "completion": s.text[:400], "reward": a.reward, "passed": a.passed,
-                      "feedback": a.feedback} for s, a, *_ in rows[:: max(1, len(rows) // 4)][:4]]
-            self.bus.emit(Kind.SAMPLES, self.global_step + 1, samples=shown)
-        return out
+# %% ../../nbs/05h_train.grpo.ipynb #f55f95b5
+@patch
+def _stats(self: GRPOTrainer, tasks, rows, rewards, no_spread, loss, stats, norm, generated, gen_s, judge_s, t0) -> dict:
+    "The step's metrics; the curriculum sees the episodes' outcomes; a few samples go out as an event."
+    attempts, samples = [r[1] for r in rows], [r[0] for r in rows]
+    episodes = collections.defaultdict(list)
+    for _, a, _, i in rows: episodes[i].append(a.passed)
+    first = [a for a in attempts if a.turn == 1]
+    out = {"charts/episodic_return": rewards.mean().item(), "charts/reward": rewards.mean().item(),
+           "charts/objective": sum(a.objective for a in attempts) / len(attempts),
+           "charts/pass_rate": sum(any(p) for p in episodes.values()) / len(episodes),
+           "charts/pass_rate_first": sum(a.passed for a in first) / len(first),
+           "charts/attempts": len(attempts) / len(episodes), "charts/level": LEVELS.index(self.env.level),
+           "charts/completion_length": sum(len(s.completion_ids) for s in samples) / len(samples),
+           "charts/truncated": sum(s.truncated for s in samples) / len(samples), "charts/zero_std_groups": no_spread,
+           "losses/grpo_loss": loss.item(), "losses/kl": stats.kl.item(), "losses/clip_low": stats.clip_low.item(),
+           "losses/clip_high": stats.clip_high.item(), "losses/grad_norm": norm, "charts/tokens": self.tokens,
+           "perf/tokens_per_s": generated / max(gen_s, 1e-9), "perf/generate_time": gen_s, "perf/judge_time": judge_s,
+           "perf/steps_per_min": 60.0 / (time.perf_counter() - t0)}
+    for name in attempts[0].judges: out[f"judges/{name}"] = sum(a.judges[name] for a in attempts) / len(attempts)
+    G, level = self.cfg.grpo.group_size, self.env.level   # review episodes (of the levels below) do not count
+    mine = [any(p) for i, p in episodes.items() if tasks[i // G].level == level]
+    if self.curriculum is not None and (move := self.curriculum.observe(mine)):
+        self.env.level = move["to"]
+        if self.main: self.bus.emit(Kind.CURRICULUM, self.global_step + 1, **move)
+    if self.main:
+        shown = [{"task": a.task_id, "turn": a.turn, "completion": s.text[:400], "reward": a.reward, "passed": a.passed,
+                  "feedback": a.feedback} for s, a, *_ in rows[:: max(1, len(rows) // 4)][:4]]
+        self.bus.emit(Kind.SAMPLES, self.global_step + 1, samples=shown)
+    return out
 
-    def algo_state(self) -> dict:
-        ref = None
-        if self.reference is not None:
-            keep = set(self.state_dict_keys())
-            ref = {k: v for k, v in self.reference.state_dict().items() if k in keep}
-        return {"env": self.env.state_dict(), "curriculum": self.curriculum.state_dict() if self.curriculum else None,
-                "reference": ref}
+@patch
+def algo_state(self: GRPOTrainer) -> dict:
+    ref = None
+    if self.reference is not None:
+        keep = set(self.state_dict_keys())
+        ref = {k: v for k, v in self.reference.state_dict().items() if k in keep}
+    return {"env": self.env.state_dict(), "curriculum": self.curriculum.state_dict() if self.curriculum else None,
+            "reference": ref}
 
-    def state_dict_keys(self) -> list:
-        return list(model_state(self.policy, whole=self.cfg.model.model == "tiny"))
+@patch
+def state_dict_keys(self: GRPOTrainer) -> list:
+    return list(model_state(self.policy, whole=self.cfg.model.model == "tiny"))
 
-    def load_algo_state(self, state: dict) -> None:
-        self.env.load_state_dict(state["env"])
-        if self.curriculum is not None and state.get("curriculum"): self.curriculum.load_state_dict(state["curriculum"])
-        if self.reference is not None and state.get("reference"): self.reference.load_state_dict(state["reference"], strict=False)
+@patch
+def load_algo_state(self: GRPOTrainer, state: dict) -> None:
+    self.env.load_state_dict(state["env"])
+    if self.curriculum is not None and state.get("curriculum"): self.curriculum.load_state_dict(state["curriculum"])
+    if self.reference is not None and state.get("reference"): self.reference.load_state_dict(state["reference"], strict=False)

@@ -12,6 +12,7 @@ from typing import ClassVar, Literal, Optional, Sequence, Union
 
 import numpy as np
 import torch
+from fastcore.basics import patch
 from ..env.pathtext import PathFace, PathTask
 from ..tasks.team import CodeFace
 from ..tasks.eval import wilson_interval
@@ -245,124 +246,134 @@ class TeamTrainer(Trainer):
         self.drawn += n
         return [next(self._stream) for _ in range(n)]
 
-    def sft_step(self) -> dict:
-        "One step of next-token loss on each role's demonstrations (shortest paths; tests and reference programs)."
-        t0, tasks = time.perf_counter(), self.draw(self.cfg.optim.batch_size)
-        pairs = {pid: [] for pid in self.models}
-        for task in tasks:
-            for role in self.roles:   # a later round's planner prompt half the time, when there are rounds after the first
-                later = self.cfg.team.rounds > 1 and self.rng.random() < 0.5
-                pairs[self.mapping[role]].append(self.face.demonstration(task, role, self.rng, later))
-        loss, n, stats = 0.0, 0, {}
-        for pid, items in pairs.items():
-            if not items: continue
-            p = self.models[pid]
-            with self.accelerator.autocast():
-                logp, mask = p.completion_logprobs([p.encode(a) for a, _ in items], [p.encode(b) + [p.eos_id] for _, b in items])
-            part = -(logp * mask).sum() / mask.sum()
-            loss, n = loss + part, n + int(mask.sum())
-            stats[f"losses/{pid}/sft_loss"] = part.item()
-        norm = self._optimise(loss)
-        self.tokens += n
-        return {"losses/sft_loss": loss.item() / len(stats), **stats, "losses/grad_norm": norm, "charts/tokens": self.tokens,
-                "perf/tokens_per_s": n / (time.perf_counter() - t0)}
-
-    def grpo_step(self) -> dict:
-        "Play `batch_size` tasks `group_size` times (or as trees), group-normalise each answer's reward, a step of GRPO's loss."
-        g, t = self.cfg.grpo, self.cfg.team
-        t0, tasks = time.perf_counter(), self.draw(self.cfg.optim.batch_size)
-        episodes = [task for task in tasks for _ in range(g.group_size)]
-        if t.sampling == "tree":   # rows: (sample, task, role, round, reward)
-            rows, turns = play_tree(self.policies, self.env, tasks, g.group_size, g.temperature, g.max_new_tokens)
-        else:
-            samples, turns = play_team(self.policies, self.env, episodes, g.temperature, g.max_new_tokens)
-            reward_of = {(u.episode, u.role, u.round): u.reward for u in turns}
-            rows = [(s, i // g.group_size, role, rnd, reward_of[(i, role, rnd)]) for s, i, role, rnd in samples]
-        gen_s = time.perf_counter() - t0
-        rewards = torch.tensor([r[4] for r in rows], dtype=torch.float32)
-        keys = [group_key(task, role, rnd, t.grouping) for _, task, role, rnd, _ in rows]
-        adv, no_spread = group_advantages(rewards, keys, g.scale_rewards)
-        loss, parts = 0.0, {}
-        for pid, model in self.models.items():
-            mine = [j for j, r in enumerate(rows) if self.mapping[r[2]] == pid]
-            if not mine: continue
-            prompt_ids = [rows[j][0].prompt_ids for j in mine]; completion_ids = [rows[j][0].completion_ids for j in mine]
-            ref_logp = None
-            if self.references is not None:
-                with torch.no_grad():
-                    ref_logp, _ = model.completion_logprobs(prompt_ids, completion_ids, g.temperature, model=self.references[pid])
-            with self.accelerator.autocast():
-                logp, mask = model.completion_logprobs(prompt_ids, completion_ids, g.temperature)
-            if g.mask_truncated:
-                mask = mask * (1 - torch.tensor([float(rows[j][0].truncated) for j in mine], device=mask.device))[:, None]
-            part, st = grpo_loss(logp, logp.detach(), adv[mine].to(logp.device), mask, g.loss_type, g.epsilon,
-                                 g.epsilon_high, g.beta, ref_logp, g.max_new_tokens)
-            loss = loss + part
-            parts[f"losses/{pid}/grpo_loss"], parts[f"losses/{pid}/kl"] = part.item(), st.kl.item()
-        norm = self._optimise(loss)
-        generated = sum(len(r[0].completion_ids) for r in rows)
-        self.tokens += generated
-        return {**self._turn_stats(turns), **parts, "losses/grpo_loss": loss.item(), "losses/grad_norm": norm,
-                "charts/zero_std_groups": no_spread, "charts/tokens": self.tokens,
-                "perf/tokens_per_s": generated / max(gen_s, 1e-9), "perf/generate_time": gen_s}
-
-    def _turn_stats(self, turns: list) -> dict:
-        "The step's rewards: mean reward, team success (of episodes, or of a tree's branches), each role's reward and local."
-        solved = {u.episode for u in turns if u.success}
-        out = {"charts/reward": sum(u.reward for u in turns) / len(turns),
-               "charts/success": len(solved) / len({u.episode for u in turns}),
-               "charts/episodic_return": sum(u.team for u in turns) / len(turns)}
-        for role in self.roles:
-            mine = [u for u in turns if u.role == role]
-            out[f"agent/{role}/reward"] = sum(u.reward for u in mine) / len(mine)
-            out[f"agent/{role}/local"] = sum(u.local for u in mine) / len(mine)
-        return out
-
     def _optimise(self, loss: torch.Tensor) -> float: return optimise(self, loss)   # each policy's group clipped on its own
 
     def _lr_factor(self, step: int) -> float: return warmup_cosine(self.cfg.optim, step)
 
-    def set_hparams(self, **changes) -> None:
-        "Live settings between steps: learning_rate, max_grad_norm, temperature."
-        bad = sorted(set(changes) - {"learning_rate", "max_grad_norm", "temperature"})
-        if bad: raise ConfigError(f"'{bad[0]}' cannot be changed during a team run (live: learning_rate, max_grad_norm, "
-                                  "temperature)")
-        self.cfg = self.cfg.replace(**changes)
-        if "learning_rate" in changes: set_lr(self)
+# %% ../../nbs/05h_train.team.ipynb #5b8c3f8b
+@patch
+def sft_step(self: TeamTrainer) -> dict:
+    "One step of next-token loss on each role's demonstrations (shortest paths; tests and reference programs)."
+    t0, tasks = time.perf_counter(), self.draw(self.cfg.optim.batch_size)
+    pairs = {pid: [] for pid in self.models}
+    for task in tasks:
+        for role in self.roles:   # a later round's planner prompt half the time, when there are rounds after the first
+            later = self.cfg.team.rounds > 1 and self.rng.random() < 0.5
+            pairs[self.mapping[role]].append(self.face.demonstration(task, role, self.rng, later))
+    loss, n, stats = 0.0, 0, {}
+    for pid, items in pairs.items():
+        if not items: continue
+        p = self.models[pid]
+        with self.accelerator.autocast():
+            logp, mask = p.completion_logprobs([p.encode(a) for a, _ in items], [p.encode(b) + [p.eos_id] for _, b in items])
+        part = -(logp * mask).sum() / mask.sum()
+        loss, n = loss + part, n + int(mask.sum())
+        stats[f"losses/{pid}/sft_loss"] = part.item()
+    norm = self._optimise(loss)
+    self.tokens += n
+    return {"losses/sft_loss": loss.item() / len(stats), **stats, "losses/grad_norm": norm, "charts/tokens": self.tokens,
+            "perf/tokens_per_s": n / (time.perf_counter() - t0)}
 
-    # ---- evaluation and checkpoints
-    def evaluate(self, split: str = "val", n: Optional[int] = None, temperature: float = 0.0) -> dict:
-        "Greedy team success on held-out tasks (the run's score); on Plan-Path the path ratio of successes."
-        t0, t = time.perf_counter(), self.cfg.team
-        r = evaluate_team(self.policies, self.face.env(self.roles, 1.0, t.rounds), self.face.held_out(split, n or t.eval_grids),
-                          temperature, self.cfg.grpo.max_new_tokens)
-        result = {k: v for k, v in r.items() if k != "solved"} | {"split": split, "seconds": time.perf_counter() - t0}
-        self.last_eval = result
-        self.bus.emit(Kind.EVAL, self.global_step, mean_return=result["success"], **result)
-        return result
+@patch
+def grpo_step(self: TeamTrainer) -> dict:
+    "Play `batch_size` tasks `group_size` times (or as trees), group-normalise each answer's reward, a step of GRPO's loss."
+    g, t = self.cfg.grpo, self.cfg.team
+    t0, tasks = time.perf_counter(), self.draw(self.cfg.optim.batch_size)
+    episodes = [task for task in tasks for _ in range(g.group_size)]
+    if t.sampling == "tree":   # rows: (sample, task, role, round, reward)
+        rows, turns = play_tree(self.policies, self.env, tasks, g.group_size, g.temperature, g.max_new_tokens)
+    else:
+        samples, turns = play_team(self.policies, self.env, episodes, g.temperature, g.max_new_tokens)
+        reward_of = {(u.episode, u.role, u.round): u.reward for u in turns}
+        rows = [(s, i // g.group_size, role, rnd, reward_of[(i, role, rnd)]) for s, i, role, rnd in samples]
+    gen_s = time.perf_counter() - t0
+    rewards = torch.tensor([r[4] for r in rows], dtype=torch.float32)
+    keys = [group_key(task, role, rnd, t.grouping) for _, task, role, rnd, _ in rows]
+    adv, no_spread = group_advantages(rewards, keys, g.scale_rewards)
+    loss, parts = 0.0, {}
+    for pid, model in self.models.items():
+        mine = [j for j, r in enumerate(rows) if self.mapping[r[2]] == pid]
+        if not mine: continue
+        prompt_ids = [rows[j][0].prompt_ids for j in mine]; completion_ids = [rows[j][0].completion_ids for j in mine]
+        ref_logp = None
+        if self.references is not None:
+            with torch.no_grad():
+                ref_logp, _ = model.completion_logprobs(prompt_ids, completion_ids, g.temperature, model=self.references[pid])
+        with self.accelerator.autocast():
+            logp, mask = model.completion_logprobs(prompt_ids, completion_ids, g.temperature)
+        if g.mask_truncated:
+            mask = mask * (1 - torch.tensor([float(rows[j][0].truncated) for j in mine], device=mask.device))[:, None]
+        part, st = grpo_loss(logp, logp.detach(), adv[mine].to(logp.device), mask, g.loss_type, g.epsilon,
+                             g.epsilon_high, g.beta, ref_logp, g.max_new_tokens)
+        loss = loss + part
+        parts[f"losses/{pid}/grpo_loss"], parts[f"losses/{pid}/kl"] = part.item(), st.kl.item()
+    norm = self._optimise(loss)
+    generated = sum(len(r[0].completion_ids) for r in rows)
+    self.tokens += generated
+    return {**self._turn_stats(turns), **parts, "losses/grpo_loss": loss.item(), "losses/grad_norm": norm,
+            "charts/zero_std_groups": no_spread, "charts/tokens": self.tokens,
+            "perf/tokens_per_s": generated / max(gen_s, 1e-9), "perf/generate_time": gen_s}
 
-    def state_dict(self) -> dict:
-        "Everything needed to resume: each policy's weights (and the tokenizer), optimiser, scheduler, RNG, counters, config."
-        tiny = self.cfg.model.model == "tiny"   # a real model keeps its own tokenizer, and with LoRA only the adapters
-        tok = next(iter(self.models.values())).tokenizer.backend_tokenizer.to_str() if tiny else None
-        return {"models": {pid: model_state(m, whole=tiny) for pid, m in self.models.items()}, "tokenizer": tok,
-                "optimizer": self.optimizer.state_dict(), "scheduler": self.scheduler.state_dict(), "rng": rng_state(),
-                "config": self.cfg.to_dict(), "kind": "team", "roles": dict(self.mapping),
-                "counters": {"global_step": self.global_step, "tokens": self.tokens, "drawn": self.drawn},
-                "team_rng": self.rng.bit_generator.state, "best_score": self.best_score,
-                "run_id": self.run_dir.name if self.run_dir else None}
+@patch
+def _turn_stats(self: TeamTrainer, turns: list) -> dict:
+    "The step's rewards: mean reward, team success (of episodes, or of a tree's branches), each role's reward and local."
+    solved = {u.episode for u in turns if u.success}
+    out = {"charts/reward": sum(u.reward for u in turns) / len(turns),
+           "charts/success": len(solved) / len({u.episode for u in turns}),
+           "charts/episodic_return": sum(u.team for u in turns) / len(turns)}
+    for role in self.roles:
+        mine = [u for u in turns if u.role == role]
+        out[f"agent/{role}/reward"] = sum(u.reward for u in mine) / len(mine)
+        out[f"agent/{role}/local"] = sum(u.local for u in mine) / len(mine)
+    return out
 
-    def load_state(self, state: dict) -> None:
-        "Restore a checkpoint's state (the weights were loaded when the models were built)."
-        try: self.optimizer.load_state_dict(state["optimizer"]); self.scheduler.load_state_dict(state["scheduler"])
-        except (RuntimeError, ValueError, KeyError) as e:
-            raise PolicyError(f"checkpoint does not fit this team: {str(e).splitlines()[0][:160]}") from None
-        set_rng_state(state["rng"])
-        c = state["counters"]
-        self.global_step, self.tokens, self.drawn = c["global_step"], c["tokens"], c["drawn"]
-        self.rng.bit_generator.state = state["team_rng"]
-        self._stream = itertools.islice(self.face.stream(self.cfg.run.seed), self.drawn, None)
-        self.best_score = state.get("best_score")
-        if self.checkpoints: self.checkpoints.best_score = self.best_score
+# %% ../../nbs/05h_train.team.ipynb #ef835327
+@patch
+def set_hparams(self: TeamTrainer, **changes) -> None:
+    "Live settings between steps: learning_rate, max_grad_norm, temperature."
+    bad = sorted(set(changes) - {"learning_rate", "max_grad_norm", "temperature"})
+    if bad: raise ConfigError(f"'{bad[0]}' cannot be changed during a team run (live: learning_rate, max_grad_norm, "
+                              "temperature)")
+    self.cfg = self.cfg.replace(**changes)
+    if "learning_rate" in changes: set_lr(self)
 
-    def _summary(self) -> dict: return token_summary(self)
+# ---- evaluation and checkpoints
+@patch
+def evaluate(self: TeamTrainer, split: str = "val", n: Optional[int] = None, temperature: float = 0.0) -> dict:
+    "Greedy team success on held-out tasks (the run's score); on Plan-Path the path ratio of successes."
+    t0, t = time.perf_counter(), self.cfg.team
+    r = evaluate_team(self.policies, self.face.env(self.roles, 1.0, t.rounds), self.face.held_out(split, n or t.eval_grids),
+                      temperature, self.cfg.grpo.max_new_tokens)
+    result = {k: v for k, v in r.items() if k != "solved"} | {"split": split, "seconds": time.perf_counter() - t0}
+    self.last_eval = result
+    self.bus.emit(Kind.EVAL, self.global_step, mean_return=result["success"], **result)
+    return result
+
+@patch
+def state_dict(self: TeamTrainer) -> dict:
+    "Everything needed to resume: each policy's weights (and the tokenizer), optimiser, scheduler, RNG, counters, config."
+    tiny = self.cfg.model.model == "tiny"   # a real model keeps its own tokenizer, and with LoRA only the adapters
+    tok = next(iter(self.models.values())).tokenizer.backend_tokenizer.to_str() if tiny else None
+    return {"models": {pid: model_state(m, whole=tiny) for pid, m in self.models.items()}, "tokenizer": tok,
+            "optimizer": self.optimizer.state_dict(), "scheduler": self.scheduler.state_dict(), "rng": rng_state(),
+            "config": self.cfg.to_dict(), "kind": "team", "roles": dict(self.mapping),
+            "counters": {"global_step": self.global_step, "tokens": self.tokens, "drawn": self.drawn},
+            "team_rng": self.rng.bit_generator.state, "best_score": self.best_score,
+            "run_id": self.run_dir.name if self.run_dir else None}
+
+@patch
+def load_state(self: TeamTrainer, state: dict) -> None:
+    "Restore a checkpoint's state (the weights were loaded when the models were built)."
+    try: self.optimizer.load_state_dict(state["optimizer"]); self.scheduler.load_state_dict(state["scheduler"])
+    except (RuntimeError, ValueError, KeyError) as e:
+        raise PolicyError(f"checkpoint does not fit this team: {str(e).splitlines()[0][:160]}") from None
+    set_rng_state(state["rng"])
+    c = state["counters"]
+    self.global_step, self.tokens, self.drawn = c["global_step"], c["tokens"], c["drawn"]
+    self.rng.bit_generator.state = state["team_rng"]
+    self._stream = itertools.islice(self.face.stream(self.cfg.run.seed), self.drawn, None)
+    self.best_score = state.get("best_score")
+    if self.checkpoints: self.checkpoints.best_score = self.best_score
+
+@patch
+def _summary(self: TeamTrainer) -> dict: return token_summary(self)
