@@ -12,9 +12,8 @@ import param
 from fastcore.basics import patch
 
 from ..train.config import TrainConfig, tuned_settings
-from ..train.lm import LMTrainConfig
 from ..env.make import resolve_env
-from .session import TrainingSession, ALL_KNOBS, describe, is_lm, fmt_rate
+from .session import SESSION_CONFIGS, TrainingSession, ALL_KNOBS, describe, is_lm, fmt_rate
 from .charts import LiveView, chart_figure, chart_tail, chart_set, setup_notebook, notebook_ready, fallback_note
 from ..runs.sinks import fmt_duration, fmt_number, fmt_time
 
@@ -38,7 +37,7 @@ def field_widget(name: str, tp, value, doc: str = ""):
 
 class ConfigForm(pn.viewable.Viewer):
     "Widgets for every setting of a `TrainConfig` (or an `LMTrainConfig`), by section, with the validation message of the values."
-    value = param.ClassSelector(class_=(TrainConfig, LMTrainConfig), doc="the last valid config (its class is the form's)")
+    value = param.ClassSelector(class_=SESSION_CONFIGS, doc="the last valid config (its class is the form's)")
     error = param.String(None, allow_None=True, doc="why the current values are not a valid config (None: they are)")
 
     def __init__(self, **params):

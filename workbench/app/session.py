@@ -6,22 +6,20 @@
 from __future__ import annotations
 from ..core import WorkbenchError, ConfigError, field_docs  # first: quiets dependency notices
 import collections, math, threading, time
-from pathlib import Path
-from typing import Optional, Union
+from typing import Optional
 
 import param
 from fastcore.basics import patch
 
 from ..runs.events import Event, Kind, Metric
-from ..train.ppo import PPOTrainer
-from ..train.config import KNOBS, PPOConfig, TrainConfig
-from ..train.lm import LM_LIVE, GRPOConfig, LMTrainConfig, LMTrainer, OptimConfig
-from ..train.runner import new_trainer, record_run, fit_run
+from ..train.config import KNOBS, TrainConfig
+from ..train.runner import ALGORITHMS, algorithm_of, new_trainer, record_run, fit_run
 from ..runs.sinks import fmt_number
 
 # %% auto #0
-__all__ = ['LIVE_KNOBS', 'LM_SLIDERS', 'ALL_KNOBS', 'MetricHistory', 'is_lm', 'session_knobs', 'knob_values', 'planned_steps',
-           'describe', 'TrainingSession', 'lm_eval_metrics', 'fmt_rate', 'lm_eval_text', 'curriculum_text']
+__all__ = ['SESSION_ALGORITHMS', 'SESSION_CONFIGS', 'LIVE_KNOBS', 'LM_SLIDERS', 'ALL_KNOBS', 'MetricHistory', 'is_lm',
+           'session_knobs', 'knob_values', 'planned_steps', 'describe', 'TrainingSession', 'lm_eval_metrics',
+           'fmt_rate', 'lm_eval_text', 'curriculum_text']
 
 # %% ../../nbs/07a_app.session.ipynb #f833c8e4
 class MetricHistory:
@@ -67,44 +65,38 @@ class MetricHistory:
         with self._lock: return sorted(self._series)
 
 # %% ../../nbs/07a_app.session.ipynb #b74cdba3
+SESSION_ALGORITHMS = {n: a for n, a in ALGORITHMS.items() if a.app}   # what a session can train (`train.runner`)
+SESSION_CONFIGS = tuple(dict.fromkeys(a.config for a in SESSION_ALGORITHMS.values()))
 LIVE_KNOBS = tuple(KNOBS)   # the PPO fields declared `live(..., slider=...)` in `workbench.train.config`
 LM_SLIDERS = {"max_grad_norm": (0.0, 5.0), "beta": (0.0, 0.2), "temperature": (0.05, 2.0)}   # slider ranges of the LM knobs
 # (GRPO samples at a temperature above 0: at 0 every group is identical)
-ALL_KNOBS = tuple(dict.fromkeys(LIVE_KNOBS + LM_LIVE))   # every knob parameter of a session, of either kind
+ALL_KNOBS = tuple(dict.fromkeys(k for a in SESSION_ALGORITHMS.values() for k in a.trainer.KNOBS))   # every knob parameter
 
 def is_lm(config) -> bool:
     "Whether `config` is a language-model run's: an `LMTrainConfig`, or its dict as stored (an `optim` section with an `algo`)."
     if isinstance(config, dict): return isinstance(config.get("optim"), dict) and "algo" in config["optim"]
-    return isinstance(config, LMTrainConfig)
+    return config is not None and algorithm_of(config).kind == "lm"
 
-def session_knobs(cfg: Union[TrainConfig, LMTrainConfig]) -> tuple:
-    "The knobs of a run of `cfg`: PPO's sliders, a GRPO run's live settings, an SFT run's learning rate and clip."
-    if not is_lm(cfg): return LIVE_KNOBS
-    return LM_LIVE if cfg.optim.algo == "grpo" else ("learning_rate", "max_grad_norm")   # SFT samples nothing
+def session_knobs(cfg) -> tuple:
+    "The knobs of a run of `cfg` (its trainer's `KNOBS`): PPO's sliders, a GRPO run's live settings, SFT's lr and clip."
+    return algorithm_of(cfg).trainer.KNOBS
 
-def knob_values(cfg: Union[TrainConfig, LMTrainConfig]) -> dict:
+def knob_values(cfg) -> dict:
     "The values of the knobs of `cfg` (an LM run's learning rate resolved: None means its algorithm's default)."
-    if not is_lm(cfg): return {k: getattr(cfg.ppo, k) for k in LIVE_KNOBS}
-    flat = cfg.flat()
-    return {k: cfg.optim.lr if k == "learning_rate" else flat[k] for k in session_knobs(cfg)}
+    return algorithm_of(cfg).trainer.knob_values(cfg)
 
-def planned_steps(cfg: Union[TrainConfig, LMTrainConfig]) -> int:
+def planned_steps(cfg) -> int:
     "The steps a run of `cfg` takes: `total_timesteps` rounded up to whole rollouts of `num_envs` x `num_steps`; LM: `updates`."
-    if is_lm(cfg): return cfg.optim.updates
-    return -(-cfg.ppo.total_timesteps // cfg.batch_size) * cfg.batch_size
+    return algorithm_of(cfg).trainer.planned_steps(cfg)
 
-def describe(cfg: Union[TrainConfig, LMTrainConfig]) -> str:
+def describe(cfg) -> str:
     "A run of `cfg` in a few words: env, policy and rollout (PPO); task, model, algorithm and samples (LM)."
-    if not is_lm(cfg):
-        return f"{cfg.env.env}, {cfg.policy.policy} policy, {cfg.env.num_envs:,} envs x {cfg.ppo.num_steps:,} steps"
-    model = "tiny" if cfg.model.model == "tiny" else Path(cfg.model.model).name
-    batch = f"{cfg.grpo.group_size} samples a task" if cfg.optim.algo == "grpo" else f"batches of {cfg.optim.batch_size}"
-    return f"{cfg.task.task}, {model} model, {cfg.optim.algo.upper()}, {batch}"
+    return algorithm_of(cfg).trainer.describe(cfg)
 
 # %% ../../nbs/07a_app.session.ipynb #04fd69c6
 class TrainingSession(param.Parameterized):
     "One training run you can start, watch and steer from a notebook or the app."
-    config = param.ClassSelector(class_=(TrainConfig, LMTrainConfig), doc="the run's settings (fixed once it starts)")
+    config = param.ClassSelector(class_=SESSION_CONFIGS, doc="the run's settings (fixed once it starts)")
     # the live knobs (learning_rate, ent_coef, clip_coef, beta...) are added below, from the configs
     status = param.String("idle", constant=True, doc="idle, starting, running, paused, stopped, finished, failed or diverged")
     run_id = param.String(None, allow_None=True, constant=True)
@@ -116,7 +108,7 @@ class TrainingSession(param.Parameterized):
     error = param.String(None, allow_None=True, constant=True)
     version = param.Integer(0, constant=True, doc="goes up with every event; views redraw when it changes")
 
-    def __init__(self, config: Union[TrainConfig, LMTrainConfig, None] = None, max_points: int = 1000, log_size: int = 200,
+    def __init__(self, config=None, max_points: int = 1000, log_size: int = 200,
                  samples_size: int = 16, **params):
         config = config if config is not None else TrainConfig()
         super().__init__(config=config, **knob_values(config), **params)
@@ -125,7 +117,7 @@ class TrainingSession(param.Parameterized):
         self._logs: dict[str, collections.deque] = collections.defaultdict(lambda: collections.deque(maxlen=log_size))
         self._log_count = 0
         self._samples: collections.deque = collections.deque(maxlen=samples_size)
-        self.trainer: Optional[Union[PPOTrainer, LMTrainer]] = None
+        self.trainer = None   # its algorithm's trainer, once started
         self.run_dir, self.summary, self.exception = None, None, None
         self.started_at: Optional[float] = None
         self._thread: Optional[threading.Thread] = None
@@ -170,7 +162,7 @@ class TrainingSession(param.Parameterized):
 
 def _knob_parameter(name: str) -> param.Number:
     "The session parameter of live knob `name`: its config's default and doc, and a slider range (`KNOBS`, `LM_SLIDERS`)."
-    cls = PPOConfig if name in KNOBS else next(c for c in (OptimConfig, GRPOConfig) if name in c.__dataclass_fields__)
+    cls = next(c for a in SESSION_ALGORITHMS.values() for c in a.config.SECTIONS.values() if name in c.__dataclass_fields__)
     low, high = KNOBS.get(name) or LM_SLIDERS[name]
     return param.Number(getattr(cls(), name), bounds=(0, None), inclusive_bounds=(low == 0, True),
                         softbounds=(low, high), doc=field_docs(cls).get(name, ""))
@@ -203,8 +195,7 @@ def start(self: TrainingSession) -> TrainingSession:
     run_id, self.run_dir = trainer.run_dir.name, trainer.run_dir
     self.config, self.trainer, self.started_at = cfg, trainer, time.time()
     self._set(run_id=run_id, total_timesteps=planned_steps(cfg), error=None)
-    what = describe(cfg) if is_lm(cfg) else f"{cfg.env.env}, {cfg.policy.policy} policy"
-    self._note(0, "status", f"run {run_id} starting: {what}, {planned_steps(cfg):,} steps")
+    self._note(0, "status", f"run {run_id} starting: {describe(cfg)}, {planned_steps(cfg):,} steps")
 
     def run():
         try: self.summary = fit_run(trainer, store)[0]

@@ -4,7 +4,7 @@
 
 # %% ../../nbs/05h_train.grpo.ipynb #59c68626
 from __future__ import annotations
-from .lm import LMTrainer, model_state  # first: it imports core, which quiets dependency notices
+from .lm import LM_LIVE, LMTrainer, model_state  # first: it imports core, which quiets dependency notices
 import collections, time
 from typing import Optional, Sequence
 
@@ -48,6 +48,7 @@ class Curriculum:
 # %% ../../nbs/05h_train.grpo.ipynb #aa593475
 class GRPOTrainer(LMTrainer):
     "GRPO of a token policy against the code env's judges, multi-turn, with a curriculum."
+    KNOBS = LM_LIVE
     def setup(self) -> None:
         g = self.cfg.grpo
         gen = self.cfg.task.env.source == "gen"

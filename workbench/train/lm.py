@@ -130,6 +130,14 @@ def token_summary(trainer) -> dict:
 class LMTrainer(Trainer):
     "A token policy trained on code tasks (see `SFTTrainer` and `GRPOTrainer`): the model, optimiser, evaluation, checkpoints."
     SCORE = "pass_rate"
+    @classmethod
+    def describe(cls, cfg: LMTrainConfig) -> str:
+        model = "tiny" if cfg.model.model == "tiny" else Path(cfg.model.model).name
+        batch = f"{cfg.grpo.group_size} samples a task" if cfg.optim.algo == "grpo" else f"batches of {cfg.optim.batch_size}"
+        return f"{cfg.task.task}, {model} model, {cfg.optim.algo.upper()}, {batch}"
+    @classmethod
+    def knob_values(cls, cfg: LMTrainConfig) -> dict:   # the learning rate resolved: None is the algorithm's default
+        return {**super().knob_values(cfg), "learning_rate": cfg.optim.lr}
     def __init__(self, cfg: LMTrainConfig, run_dir: Optional[Union[str, Path]] = None, bus: Optional[EventBus] = None,
                  controls: Optional[Controls] = None, resume: Optional[dict] = None):
         start, cfg = token_frame(self, cfg, "lm", run_dir, bus, controls, resume)   # start: another run's model and weights

@@ -19,6 +19,17 @@ __all__ = ['Trainer']
 # %% ../../nbs/05d_train.loop.ipynb #6fb104dc
 class Trainer:
     "The frame around a training loop: status, controls, checkpoints and a background thread (see the subclasses)."
+    KNOBS: tuple = ()   # the live settings an app offers as controls (some of those `set_hparams` takes)
+
+    # ---- a run of `cfg` described before it starts (the app's forms and status lines read these)
+    @classmethod
+    def planned_steps(cls, cfg) -> int: return cfg.optim.updates   # (PPO: env steps)
+    @classmethod
+    def describe(cls, cfg) -> str: return cfg.run_name()
+    @classmethod
+    def knob_values(cls, cfg) -> dict:
+        flat = cfg.flat()
+        return {k: flat[k] for k in cls.KNOBS}
     def _init_frame(self, bus: Optional[EventBus] = None, controls: Optional[Controls] = None) -> None:
         self.bus, self.controls = bus or EventBus(), controls or Controls()
         self.status, self.paused, self._stop = "created", False, False

@@ -13,7 +13,7 @@ import torch
 from fastcore.basics import patch
 from ..env.make import check_memory, describe_spaces, is_continuous, make_env
 from ..policy import make_policy
-from .config import LIVE_HPARAMS, TrainConfig
+from .config import KNOBS, LIVE_HPARAMS, TrainConfig
 from ..runs.events import Controls, EventBus, Kind, Metric
 from .loop import Trainer
 from .hostsync import HostSync
@@ -74,6 +74,13 @@ class RolloutBuffer:
 class PPOTrainer(Trainer):
     "PPO on a vectorised PufferLib env, steered by `controls`, reporting to `bus`."
     SCORE = "mean_return"   # of `evaluate`: picks the best checkpoint
+    KNOBS = tuple(KNOBS)    # the fields declared `live(..., slider=...)` in `train.config`
+    @classmethod
+    def planned_steps(cls, cfg: TrainConfig) -> int:   # `total_timesteps` rounded up to whole rollouts
+        return -(-cfg.ppo.total_timesteps // cfg.batch_size) * cfg.batch_size
+    @classmethod
+    def describe(cls, cfg: TrainConfig) -> str:
+        return f"{cfg.env.env}, {cfg.policy.policy} policy, {cfg.env.num_envs:,} envs x {cfg.ppo.num_steps:,} steps"
     def __init__(self, cfg: TrainConfig, run_dir: Optional[Union[str, Path]] = None, bus: Optional[EventBus] = None,
                  controls: Optional[Controls] = None, resume: Optional[dict] = None, vecenv=None):
         from accelerate import Accelerator

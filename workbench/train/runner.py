@@ -36,6 +36,7 @@ class Algorithm:
     score: str = "mean_return" # the summary's score, and how it is named
     score_name: str = "mean return"
     tuned: bool = False        # new runs take the env's tuned settings (`train.config.TUNED`) for what is not given
+    app: bool = True           # the live app's sessions can run it (a team's runs train from the shell and jobs)
 
 ALGORITHMS = {a.name: a for a in (   # adding an algorithm: its module, and one line here
     Algorithm("ppo", "PPO on a vectorised env", TrainConfig, PPOTrainer, tuned=True),
@@ -44,9 +45,9 @@ ALGORITHMS = {a.name: a for a in (   # adding an algorithm: its module, and one 
     Algorithm("grpo", "a code agent's GRPO against the judges", LMTrainConfig, GRPOTrainer, "lm",
               "pass_rate", "held-out val pass@1"),
     Algorithm("team-sft", "a team of token agents on their demonstrations", TeamTrainConfig, TeamTrainer, "team",
-              "success", "val team success"),
+              "success", "val team success", app=False),
     Algorithm("team-grpo", "a team of token agents' GRPO on their team's rewards", TeamTrainConfig, TeamTrainer, "team",
-              "success", "val team success"),
+              "success", "val team success", app=False),
 )}
 
 def algorithm_of(cfg) -> Algorithm:

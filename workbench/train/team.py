@@ -186,6 +186,7 @@ def play_tree(policies: dict, env, tasks: Sequence, k: int, temperature: float =
 class TeamTrainer(Trainer):
     "SFT or GRPO of a team of token agents (on Plan-Path grids or programming tasks), one model a policy id."
     SCORE = "success"
+    KNOBS = ("learning_rate", "max_grad_norm", "temperature")
     def __init__(self, cfg: TeamTrainConfig, run_dir: Optional[Union[str, Path]] = None, bus: Optional[EventBus] = None,
                  controls: Optional[Controls] = None, resume: Optional[dict] = None):
         start, cfg = token_frame(self, cfg, "team", run_dir, bus, controls, resume)   # start: an SFT run's models
