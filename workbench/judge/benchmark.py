@@ -57,7 +57,7 @@ _FAMILY_ROWS = (
                           "xs.",
      "return [sum(xs[i:i + {p}]) for i in range(len(xs) - {p} + 1)]",
      "return [sum(xs[i:i + {p}]) for i in range(len(xs) - {p})]",
-     (2, 3, 4, 1), ([], list(range(8)), "=[5] * {p}", [1, -1, 2, -2, 3])),
+     (2, 3, 4, 1), ([], [0, 1, 2, 3, 4, 5, 6, 7], "=[5] * {p}", [1, -1, 2, -2, 3])),
     ("count_letter", "s", "Write count_letter(s) returning how many times the letter '{p}' occurs in s, ignoring "
                           "case.",
      "return s.lower().count('{p}')", "return s.count('{p}')",
