@@ -247,13 +247,6 @@ def test_functions_fit_a_screen():
 
 MAX_CELL_LINES = 120
 LONG_CELLS = {  # (notebook, the cell's first name): export cells over the limit today, each to split, then drop here
-    ("01d_env.planpath", "PlanPathEnv"),
-    ("01d_env.trading", "SHARPE_PRIOR_VAR"),
-    ("04f_judge.benchmark", "Family"),
-    ("05a_train.config", "live"),
-    ("05e_train.lm_config", "EXAMPLES_MAX"),
-    ("05k_doctor", "check_torch"),
-    ("06c_jobs.batch", "CURVES"),
     ("07b_app.charts", "_PLOTLY_CSS"),
     ("07c_app.dashboard", "status_line"),
 }

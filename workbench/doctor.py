@@ -132,6 +132,7 @@ def check_gpu(device: str, runs_dir: Path):
         parts.append(part)
     return worst, "; ".join(parts), fix
 
+# %% ../nbs/05k_doctor.ipynb #278f99cd
 @check("pufferlib")
 def check_pufferlib(device: str, runs_dir: Path):
     "PufferLib imports and one of its C envs steps (the build from the sdist compiled them)."
@@ -190,6 +191,7 @@ def check_chromium(device: str, runs_dir: Path):
     except ImportError: return "warn", f"{path}, but no playwright module", "pip install playwright (never `playwright install`)"
     return "ok", f"{path} with Playwright"
 
+# %% ../nbs/05k_doctor.ipynb #21cada8a
 @check("disk")
 def check_disk(device: str, runs_dir: Path):
     "The runs folder (or the folder it will be made in): writable, SQLite in WAL mode works there, and free space."

@@ -11,6 +11,7 @@ from typing import Optional
 import gymnasium
 import numpy as np
 import pufferlib
+from fastcore.basics import patch
 
 from .make import register_env   # imports PufferLib the safe way
 
@@ -149,58 +150,6 @@ class PlanPathEnv(pufferlib.PufferEnv):
         self.rewards[:] = 0; self.terminals[:] = False; self.truncations[:] = False
         return self.observations, []
 
-    def _toward(self, direction: np.ndarray) -> np.ndarray:
-        "Whether a move in `direction` from where each team stands reaches a cell one step closer to the goal."
-        S, rows = self.size, np.arange(self.n)
-        r, c = self.pos[:, 0] + MOVES[direction, 0], self.pos[:, 1] + MOVES[direction, 1]
-        inside = (r >= 0) & (r < S) & (c >= 0) & (c < S)
-        here = self.dist[rows, self.pos[:, 0], self.pos[:, 1]]
-        return inside & (self.dist[rows, r.clip(0, S - 1), c.clip(0, S - 1)] == here - 1)
-
-    def step(self, actions):
-        a = np.asarray(actions).reshape(self.n, self.k).astype(np.int64)
-        S, rows, R = self.size, np.arange(self.n), self.r
-        glob, local = np.zeros(self.n), np.zeros((self.n, self.k))
-        plan = self.turn == 0 if self.k == 2 else np.zeros(self.n, bool)
-        if self.k == 2:   # the planners whose turn it is send their message
-            local[plan, 0] = np.where(self._toward(a[:, 0])[plan], R["local"], -R["local"])
-            self.msg = np.where(plan, a[:, 0], self.msg)
-        move = ~plan
-        m = a[:, self.k - 1]
-        r, c = self.pos[:, 0] + MOVES[m, 0], self.pos[:, 1] + MOVES[m, 1]
-        valid = (r >= 0) & (r < S) & (c >= 0) & (c < S)
-        valid &= ~self.wall[rows, r.clip(0, S - 1), c.clip(0, S - 1)]
-        phi = -self.dist[rows, self.pos[:, 0], self.pos[:, 1]].astype(np.float64)
-        new = np.where((move & valid)[:, None], np.stack([r, c], 1), self.pos)
-        phi_new = -self.dist[rows, new[:, 0], new[:, 1]].astype(np.float64)
-        glob += move * (R["step"] + ~valid * R["invalid"] + self.shaping * (self.gamma * phi_new - phi))
-        if self.k == 2:
-            local[move, 1] = np.where((valid & (m == self.msg))[move], R["local"], -R["local"])
-        self.pos = new
-        self.moves += move; self.invalid += move & ~valid
-        reached = move & (self.pos == self.goal).all(1)
-        glob += reached * (R["goal"] + (self.moves == self.shortest) * R["opt"])
-        failed = move & ~reached & (self.moves >= self.max_moves)
-        glob += failed * R["fail"]
-        if self.k == 2: self.turn = np.where(plan, 1, 0)
-        self.ret[:, 0] += glob; self.ret[:, 1:] += local
-        mixed = glob[:, None] if self.k == 1 else self.alpha * glob[:, None] + (1 - self.alpha) * local
-        self.rewards[:] = mixed.reshape(-1)
-        done = reached | failed
-        self.terminals[:] = np.repeat(done, self.k); self.truncations[:] = False
-        infos = [self._report(done, reached)] if done.any() else []
-        self._start(np.flatnonzero(done))
-        self._observe()
-        return self.observations, self.rewards, self.terminals, self.truncations, infos
-
-    def _report(self, done: np.ndarray, reached: np.ndarray) -> dict:
-        "Means over the episodes that ended this step: success, moves over the shortest path (of successes), returns."
-        out = {"success": reached[done].mean(), "global_return": self.ret[done, 0].mean(),
-               "invalid_moves": self.invalid[done].mean(), "episodes": int(done.sum())}
-        if reached.any(): out["path_ratio"] = (self.moves[reached] / self.shortest[reached]).mean()
-        if self.k == 2: out.update(planner_local=self.ret[done, 1].mean(), executor_local=self.ret[done, 2].mean())
-        return out
-
     def to_text(self, i: int = 0) -> str:
         "Grid `i` as text: '#' wall, '.' free, 'S' where the team stands, 'G' the goal; one row a line."
         cells = np.where(self.wall[i], "#", ".")
@@ -209,6 +158,63 @@ class PlanPathEnv(pufferlib.PufferEnv):
 
     def close(self): pass
 
+# %% ../../nbs/01d_env.planpath.ipynb #456c7652
+@patch
+def _toward(self: PlanPathEnv, direction: np.ndarray) -> np.ndarray:
+    "Whether a move in `direction` from where each team stands reaches a cell one step closer to the goal."
+    S, rows = self.size, np.arange(self.n)
+    r, c = self.pos[:, 0] + MOVES[direction, 0], self.pos[:, 1] + MOVES[direction, 1]
+    inside = (r >= 0) & (r < S) & (c >= 0) & (c < S)
+    here = self.dist[rows, self.pos[:, 0], self.pos[:, 1]]
+    return inside & (self.dist[rows, r.clip(0, S - 1), c.clip(0, S - 1)] == here - 1)
+
+@patch
+def step(self: PlanPathEnv, actions):
+    a = np.asarray(actions).reshape(self.n, self.k).astype(np.int64)
+    S, rows, R = self.size, np.arange(self.n), self.r
+    glob, local = np.zeros(self.n), np.zeros((self.n, self.k))
+    plan = self.turn == 0 if self.k == 2 else np.zeros(self.n, bool)
+    if self.k == 2:   # the planners whose turn it is send their message
+        local[plan, 0] = np.where(self._toward(a[:, 0])[plan], R["local"], -R["local"])
+        self.msg = np.where(plan, a[:, 0], self.msg)
+    move = ~plan
+    m = a[:, self.k - 1]
+    r, c = self.pos[:, 0] + MOVES[m, 0], self.pos[:, 1] + MOVES[m, 1]
+    valid = (r >= 0) & (r < S) & (c >= 0) & (c < S)
+    valid &= ~self.wall[rows, r.clip(0, S - 1), c.clip(0, S - 1)]
+    phi = -self.dist[rows, self.pos[:, 0], self.pos[:, 1]].astype(np.float64)
+    new = np.where((move & valid)[:, None], np.stack([r, c], 1), self.pos)
+    phi_new = -self.dist[rows, new[:, 0], new[:, 1]].astype(np.float64)
+    glob += move * (R["step"] + ~valid * R["invalid"] + self.shaping * (self.gamma * phi_new - phi))
+    if self.k == 2:
+        local[move, 1] = np.where((valid & (m == self.msg))[move], R["local"], -R["local"])
+    self.pos = new
+    self.moves += move; self.invalid += move & ~valid
+    reached = move & (self.pos == self.goal).all(1)
+    glob += reached * (R["goal"] + (self.moves == self.shortest) * R["opt"])
+    failed = move & ~reached & (self.moves >= self.max_moves)
+    glob += failed * R["fail"]
+    if self.k == 2: self.turn = np.where(plan, 1, 0)
+    self.ret[:, 0] += glob; self.ret[:, 1:] += local
+    mixed = glob[:, None] if self.k == 1 else self.alpha * glob[:, None] + (1 - self.alpha) * local
+    self.rewards[:] = mixed.reshape(-1)
+    done = reached | failed
+    self.terminals[:] = np.repeat(done, self.k); self.truncations[:] = False
+    infos = [self._report(done, reached)] if done.any() else []
+    self._start(np.flatnonzero(done))
+    self._observe()
+    return self.observations, self.rewards, self.terminals, self.truncations, infos
+
+@patch
+def _report(self: PlanPathEnv, done: np.ndarray, reached: np.ndarray) -> dict:
+    "Means over the episodes that ended this step: success, moves over the shortest path (of successes), returns."
+    out = {"success": reached[done].mean(), "global_return": self.ret[done, 0].mean(),
+           "invalid_moves": self.invalid[done].mean(), "episodes": int(done.sum())}
+    if reached.any(): out["path_ratio"] = (self.moves[reached] / self.shortest[reached]).mean()
+    if self.k == 2: out.update(planner_local=self.ret[done, 1].mean(), executor_local=self.ret[done, 2].mean())
+    return out
+
+# %% ../../nbs/01d_env.planpath.ipynb #3ea20a4b
 def _roles_text(roles) -> str: return ",".join(map(str, roles)) if isinstance(roles, (tuple, list)) else str(roles)
 
 def make_planpath(num_envs: int = 1, buf=None, seed: int = 0, **options) -> PlanPathEnv:

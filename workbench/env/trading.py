@@ -13,6 +13,7 @@ from typing import Optional, Sequence, Union
 import gymnasium
 import numpy as np
 import pufferlib
+from fastcore.basics import patch
 
 from .make import register_env   # imports PufferLib the safe way
 
@@ -271,48 +272,50 @@ class TradingEnv(pufferlib.PufferEnv):
         self.rewards[:] = 0; self.terminals[:] = False; self.truncations[:] = False
         return self.observations, []
 
-    def step(self, actions):
-        a = np.asarray(actions)
-        target = self.levels[a.astype(np.int64)] if self.mode == "discrete" else np.clip(a.reshape(-1), -1, 1)
-        target = target.astype(np.float64)
-        trade = np.abs(target - self.pos)
-        price, nxt = self.prices[self.sym, self.t], self.prices[self.sym, self.t + 1]
-        growth = np.maximum(1 + target * (nxt / price - 1) - self.cost * trade, 1e-6)
-        ret = np.log(growth)
-        if self.reward_kind == "sharpe":
-            da, db = ret - self.sh_a, ret**2 - self.sh_b
-            var = self.sh_b - self.sh_a**2
-            # the variance is floored at a quarter of the prior, and the result clipped to +-10: a long flat spell
-            # shrinks the moving moments toward zero, and the next move would otherwise be divided by ~0
-            floor = np.maximum(var, SHARPE_PRIOR_VAR / 4)
-            reward = np.clip((self.sh_b * da - 0.5 * self.sh_a * db) / floor**1.5, -10, 10)
-            self.sh_a += self.eta * da; self.sh_b += self.eta * db
-        else: reward = ret
-        old_dd = 1 - self.equity / self.peak
-        self.equity *= growth
-        np.maximum(self.peak, self.equity, out=self.peak)
-        if self.dd_penalty: reward = reward - self.dd_penalty * np.maximum(1 - self.equity / self.peak - old_dd, 0)
-        changed = target != self.pos
-        self.entry = np.where(changed, price, self.entry)   # entered at this bar's close
-        self.pos = target
-        # What the judge reads after a step (before accounts that ended are reset): the account's log
-        # return net of costs, the market's log return over the same bar, the position held, and the bar
-        # it was taken at (its return is that of the next bar).
-        self.last_return, self.last_market = ret, np.log(nxt / price)
-        self.last_position, self.last_bar = target.copy(), self.t.copy()
-        self.t += 1; self.steps += 1
-        self.rewards[:] = reward
-        ruined = self.equity < 1e-3
-        done = (self.steps >= self.episode_length) if self.random_start else (self.t + 1 >= self.hi[self.sym])
-        self.terminals[:] = ruined
-        self.truncations[:] = done & ~ruined
-        self._start(np.flatnonzero(ruined | done))
-        self._observe()
-        return self.observations, self.rewards, self.terminals, self.truncations, []
-
     def close(self): pass
 
+# %% ../../nbs/01d_env.trading.ipynb #19e30ee2
+@patch
+def step(self: TradingEnv, actions):
+    a = np.asarray(actions)
+    target = self.levels[a.astype(np.int64)] if self.mode == "discrete" else np.clip(a.reshape(-1), -1, 1)
+    target = target.astype(np.float64)
+    trade = np.abs(target - self.pos)
+    price, nxt = self.prices[self.sym, self.t], self.prices[self.sym, self.t + 1]
+    growth = np.maximum(1 + target * (nxt / price - 1) - self.cost * trade, 1e-6)
+    ret = np.log(growth)
+    if self.reward_kind == "sharpe":
+        da, db = ret - self.sh_a, ret**2 - self.sh_b
+        var = self.sh_b - self.sh_a**2
+        # the variance is floored at a quarter of the prior, and the result clipped to +-10: a long flat spell
+        # shrinks the moving moments toward zero, and the next move would otherwise be divided by ~0
+        floor = np.maximum(var, SHARPE_PRIOR_VAR / 4)
+        reward = np.clip((self.sh_b * da - 0.5 * self.sh_a * db) / floor**1.5, -10, 10)
+        self.sh_a += self.eta * da; self.sh_b += self.eta * db
+    else: reward = ret
+    old_dd = 1 - self.equity / self.peak
+    self.equity *= growth
+    np.maximum(self.peak, self.equity, out=self.peak)
+    if self.dd_penalty: reward = reward - self.dd_penalty * np.maximum(1 - self.equity / self.peak - old_dd, 0)
+    changed = target != self.pos
+    self.entry = np.where(changed, price, self.entry)   # entered at this bar's close
+    self.pos = target
+    # What the judge reads after a step (before accounts that ended are reset): the account's log
+    # return net of costs, the market's log return over the same bar, the position held, and the bar
+    # it was taken at (its return is that of the next bar).
+    self.last_return, self.last_market = ret, np.log(nxt / price)
+    self.last_position, self.last_bar = target.copy(), self.t.copy()
+    self.t += 1; self.steps += 1
+    self.rewards[:] = reward
+    ruined = self.equity < 1e-3
+    done = (self.steps >= self.episode_length) if self.random_start else (self.t + 1 >= self.hi[self.sym])
+    self.terminals[:] = ruined
+    self.truncations[:] = done & ~ruined
+    self._start(np.flatnonzero(ruined | done))
+    self._observe()
+    return self.observations, self.rewards, self.terminals, self.truncations, []
 
+# %% ../../nbs/01d_env.trading.ipynb #3973acdc
 def make_trading(num_envs: int = 1, buf=None, seed: int = 0, **options) -> TradingEnv:
     "Creator for the native env spec `trading` (options as `TradingEnv`'s, e.g. `trading?symbols=AAPL&split=test`)."
     if isinstance(options.get("symbols"), str): options["symbols"] = [options["symbols"]]

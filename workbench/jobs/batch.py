@@ -177,6 +177,7 @@ def _curves_figure(batch: dict, states: dict):
     fig.update_xaxes(title_text="step", tickformat=",")
     return fig
 
+# %% ../../nbs/06c_jobs.batch.ipynb #143d7fb9
 def _seed_table(batch: dict, states: dict) -> str:
     """Mean ± sample standard deviation (and Student's t 95% interval of the mean) of each final score over seeds, per
     parameter set; '' when the grid does not vary seed."""
@@ -213,6 +214,7 @@ def _seed_table(batch: dict, states: dict) -> str:
             "(over its own evaluation episodes) are not averaged: see each job's in Final scores.</p>"
             + sortable_table([*others, "seeds", *[f"{k} (mean ± sd over seeds)" for k in scores]], rows, keys))
 
+# %% ../../nbs/06c_jobs.batch.ipynb #583ab46f
 def build_batch_report(batch_dir: Union[str, Path], plotly: str = "inline") -> Path:
     """Write `<batch_dir>/index.html`: the batch's jobs side by side, their scores over seeds and their learning curves;
     `plotly` 'inline' embeds plotly.js, 'shared' loads the reports folder's copy."""

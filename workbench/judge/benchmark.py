@@ -25,135 +25,138 @@ class Family:
     params: tuple
     inputs: tuple         # arguments of the tests (one argument each)
 
-FAMILIES = [
-    Family("sum_multiples", "xs", "Write sum_multiples(xs) returning the sum of the integers in xs divisible by {p}.",
-           "return sum(x for x in xs if x % {p} == 0)", "return sum(x for x in xs if x % {p} == 0 and x > 0)",
-           (2, 3, 5, 7), ([], [1, 2, 3, 4, 5, 6, 7, 14, 15], "=[-{p}*2, -3, 0, 10, 21, 35]", "=[{p}, {p}*3, -{p}]")),
-    Family("count_above", "xs", "Write count_above(xs) returning how many numbers in xs are strictly greater than {p}.",
-           "return sum(1 for x in xs if x > {p})", "return sum(1 for x in xs if x >= {p})",
-           (0, 3, 10, -2), ([], "=[{p}, {p}+1, {p}-1]", "=[{p}, {p}, 100]", "=[-50, {p}+0.5]")),
-    Family("clamp_all", "xs", "Write clamp_all(xs) returning a list where each number of xs is clamped to the range "
-                              "[-{p}, {p}].",
-           "return [max(-{p}, min({p}, x)) for x in xs]", "return [min({p}, x) for x in xs]",
-           (1, 5, 10, 100), ([], "=[0, {p}+1, -{p}-7, 3]", [-1000, 1000])),
-    Family("rotate_left", "xs", "Write rotate_left(xs) returning xs rotated left by {p} positions (wrapping around; "
-                                "any length).",
-           "if not xs: return []\n    k = {p} % len(xs)\n    return xs[k:] + xs[:k]",
-           "if not xs: return []\n    k = {p} % len(xs)\n    return xs[-k:] + xs[:-k]",
-           (1, 2, 3, 5), ([], [1, 2, 3, 4, 5, 6, 7], [9], [1, 2])),
-    Family("chunk", "xs", "Write chunk(xs) splitting the list xs into consecutive chunks of {p} items (the last may be "
-                          "shorter).",
-           "return [xs[i:i + {p}] for i in range(0, len(xs), {p})]",
-           "return [xs[i:i + {p}] for i in range(0, len(xs) - len(xs) % {p}, {p})]",
-           (2, 3, 4, 5), ([], list(range(11)), "=list(range({p} * 2))", [7])),
-    Family("nth_largest", "xs", "Write nth_largest(xs) returning the {p}-th largest distinct value in xs, or None if "
-                                "there are fewer.",
-           "vals = sorted(set(xs), reverse=True)\n    return vals[{p} - 1] if len(vals) >= {p} else None",
-           "vals = sorted(xs, reverse=True)\n    return vals[{p} - 1] if len(vals) >= {p} else None",
-           (2, 3, 4, 5), ([5, 5, 4, 4, 3, 3, 2, 2, 1], [1], [9, 9, 9, 9, 9], [3, 1, 2, 8, 8, 7, 6, 6])),
-    Family("window_sums", "xs", "Write window_sums(xs) returning the sums of every window of {p} consecutive items of "
-                                "xs.",
-           "return [sum(xs[i:i + {p}]) for i in range(len(xs) - {p} + 1)]",
-           "return [sum(xs[i:i + {p}]) for i in range(len(xs) - {p})]",
-           (2, 3, 4, 1), ([], list(range(8)), "=[5] * {p}", [1, -1, 2, -2, 3])),
-    Family("count_letter", "s", "Write count_letter(s) returning how many times the letter '{p}' occurs in s, ignoring "
-                                "case.",
-           "return s.lower().count('{p}')", "return s.count('{p}')",
-           ("a", "e", "o", "s"), ("", "{p}{p}X{p}", "{P}{p}{P} and more {P}", "nothing here? " + "{p}")),
-    Family("caesar", "s", "Write caesar(s) shifting each lowercase letter of s forward by {p} places in the alphabet "
-                          "(z wraps to a); leave other characters.",
-           "return ''.join(chr((ord(c) - 97 + {p}) % 26 + 97) if 'a' <= c <= 'z' else c for c in s)",
-           "return ''.join(chr(ord(c) + {p}) if 'a' <= c <= 'z' else c for c in s)",
-           (1, 3, 13, 25), ("", "abc", "xyz", "Hello, world!")),
-    Family("repeat_each", "xs", "Write repeat_each(xs) returning a list where each item of xs appears {p} times in a "
-                                "row.",
-           "return [x for x in xs for _ in range({p})]", "return list(xs) * {p}",
-           (2, 3, 4, 5), ([], [1, 2], ["a", "b", "c"], [0])),
-    Family("pad_left", "s", "Write pad_left(s) returning s padded on the left with '*' to length {p} (unchanged if "
-                            "already longer).",
-           "return '*' * max(0, {p} - len(s)) + s", "return s + '*' * max(0, {p} - len(s))",
-           (5, 8, 10, 3), ("", "ab", "abcdefghijkl", "x")),
-    Family("dedupe_first", "xs", "Write dedupe_first(xs) returning the first {p} distinct items of xs, in order of "
-                                 "first appearance.",
-           "out = []\n    for x in xs:\n        if x not in out: out.append(x)\n    return out[:{p}]",
-           "return sorted(set(xs))[:{p}]",
-           (2, 3, 4, 5), ([], [3, 1, 3, 2, 1, 5, 4, 9], [9, 8, 7, 9, 8, 7, 6, 5, 4], [1, 1, 1])),
-    Family("power_sum", "xs", "Write power_sum(xs) returning the sum of each number of xs raised to the power {p}.",
-           "return sum(x ** {p} for x in xs)", "return sum(xs) ** {p}",
-           (2, 3, 4, 5), ([], [1, 2, 3], [-2, 2], [10])),
-    Family("fib_mod", "n", "Write fib_mod(n) returning the n-th Fibonacci number (fib(0) = 0, fib(1) = 1) modulo {p}.",
-           "a, b = 0, 1\n    for _ in range(n): a, b = b, a + b\n    return a % {p}",
-           "a, b = 1, 1\n    for _ in range(n): a, b = b, a + b\n    return a % {p}",
-           (10, 97, 1000, 7), (0, 1, 2, 10, 50)),
-    Family("digit_sum", "n", "Write digit_sum(n) returning the sum of the digits of the non-negative integer n written "
-                             "in base {p}.",
-           "t = 0\n    while n:\n        t += n % {p}\n        n //= {p}\n    return t",
-           "t = 0\n    while n >= {p}:\n        t += n % {p}\n        n //= {p}\n    return t",
-           (2, 3, 8, 10), (0, 1, 7, 255, 1000)),
-    Family("gcd_all", "xs", "Write gcd_all(xs) returning the greatest common divisor of the numbers in xs and {p} "
-                            "together.",
-           "import math\n    g = {p}\n    for x in xs: g = math.gcd(g, x)\n    return g",
-           "import math\n    g = xs[0] if xs else {p}\n    for x in xs: g = math.gcd(g, x)\n    return g",
-           (12, 18, 30, 7), ([], [6, 9], [100, 250], "=[{p}]")),
-    Family("running_max", "xs", "Write running_max(xs) returning a list whose i-th item is the maximum of xs[0..i], "
-                                "each never below {p}.",
-           "out, m = [], {p}\n    for x in xs:\n        m = max(m, x)\n        out.append(m)\n    return out",
-           "out, m = [], {p}\n    for x in xs:\n        m = x if x > m else m\n        out.append(x)\n    return out",
-           (0, -5, 10, 3), ([], [1, 3, 2, 5, 4], [-10, -20], "=[{p}, {p} + 1, {p} - 1]")),
-    Family("word_count", "s", "Write word_count(s) returning the number of words of s (separated by any whitespace) "
-                              "longer than {p} characters.",
-           "return sum(1 for w in s.split() if len(w) > {p})", "return sum(1 for w in s.split(' ') if len(w) > {p})",
-           (2, 3, 4, 1), ("", "a bb ccc dddd eeeee", "  spaced   out\twords\nhere  ", "tab\tseparated\twords\tagain", "x")),
-    Family("flatten_depth", "xs", "Write flatten_depth(xs) flattening nested lists in xs by at most {p} levels.",
-           "for _ in range({p}):\n        if not any(isinstance(x, list) for x in xs): break\n"
-           "        xs = [y for x in xs for y in (x if isinstance(x, list) else [x])]\n    return xs",
-           "for _ in range({p} - 1):\n        xs = [y for x in xs for y in (x if isinstance(x, list) else [x])]\n"
-           "    return xs",
-           (1, 2, 3, 4), ([], [1, [2, [3, [4, [5]]]]], [[1, 2], [3, [4]]], [[[[[]]]]])),
-    Family("interleave", "xs", "Write interleave(xs) interleaving xs with the list of numbers 0..{p}-1: xs[0], 0, "
-                               "xs[1], 1, ... then the rest of the longer one.",
-           "ys, out = list(range({p})), []\n    for i in range(max(len(xs), len(ys))):\n"
-           "        if i < len(xs): out.append(xs[i])\n        if i < len(ys): out.append(ys[i])\n    return out",
-           "ys = list(range({p}))\n    return [v for pair in zip(xs, ys) for v in pair]",
-           (1, 2, 3, 5), ([], ["a"], ["a", "b", "c", "d", "e", "f"], ["x", "y"])),
-    Family("median_of", "xs", "Write median_of(xs) returning the median of the numbers of xs together with the number "
-                              "{p} (average the middle two if even).",
-           "v = sorted(list(xs) + [{p}])\n    n = len(v)\n"
-           "    return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2",
-           "v = sorted(list(xs) + [{p}])\n    return v[len(v) // 2]",
-           (0, 5, 10, -3), ([], [1], [1, 2, 3], [7, 1, 3, 9, 2])),
-    Family("top_k_words", "s", "Write top_k_words(s) returning the {p} most frequent lowercase words of s, most "
-                               "frequent first, ties in alphabetical order.",
-           "from collections import Counter\n    c = Counter(s.lower().split())\n"
-           "    return [w for w, _ in sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))[:{p}]]",
-           "from collections import Counter\n    return [w for w, _ in Counter(s.lower().split()).most_common({p})]",
-           (1, 2, 3, 4), ("", "b a", "the cat and the hat and the bat", "z y x z y z w w w")),
-    Family("balanced", "s", "Write balanced(s) returning True if the brackets ()[]{{}} in s are balanced and nested at "
-                            "most {p} deep.",
-           "pairs, stack = {{')': '(', ']': '[', '}}': '{{'}}, []\n    for c in s:\n        if c in '([{{':\n"
-           "            stack.append(c)\n            if len(stack) > {p}: return False\n        elif c in pairs:\n"
-           "            if not stack or stack.pop() != pairs[c]: return False\n    return not stack",
-           "depth = 0\n    for c in s:\n        if c in '([{{':\n            depth += 1\n"
-           "            if depth > {p}: return False\n        elif c in ')]}}':\n            depth -= 1\n"
-           "            if depth < 0: return False\n    return depth == 0",
-           (1, 2, 3, 4), ("", "([)]", "(" * 3 + ")" * 3, "{{[()]}}", "(]")),
-    Family("bin_search", "xs", "Write bin_search(xs) returning the index of {p} in the sorted list xs using binary "
-                               "search, or -1 if absent.",
-           "lo, hi = 0, len(xs) - 1\n    while lo <= hi:\n        mid = (lo + hi) // 2\n"
-           "        if xs[mid] == {p}: return mid\n        if xs[mid] < {p}: lo = mid + 1\n        else: hi = mid - 1\n"
-           "    return -1",
-           "lo, hi = 0, len(xs) - 1\n    while lo < hi:\n        mid = (lo + hi) // 2\n"
-           "        if xs[mid] == {p}: return mid\n        if xs[mid] < {p}: lo = mid + 1\n        else: hi = mid - 1\n"
-           "    return -1",
-           (3, 7, 10, 1), ([], "=[{p}]", [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], "=[{p} - 1, {p} + 1]", "=[0, {p}, 20]")),
-    Family("run_lengths", "s", "Write run_lengths(s) returning the list of (character, count) runs of s, keeping only "
-                               "runs of at least {p}.",
-           "out, i = [], 0\n    while i < len(s):\n        j = i\n        while j < len(s) and s[j] == s[i]: j += 1\n"
-           "        if j - i >= {p}: out.append((s[i], j - i))\n        i = j\n    return out",
-           "out, i = [], 0\n    while i < len(s):\n        j = i\n        while j < len(s) and s[j] == s[i]: j += 1\n"
-           "        if j - i > {p}: out.append((s[i], j - i))\n        i = j\n    return out",
-           (1, 2, 3, 4), ("", "aaabccdddd", "abcd", "zzzzzz")),
-]
+
+# One row a family, its fields in `Family`'s order: fn, arg, query, reference, wrong, params, inputs.
+_FAMILY_ROWS = (
+    ("sum_multiples", "xs", "Write sum_multiples(xs) returning the sum of the integers in xs divisible by {p}.",
+     "return sum(x for x in xs if x % {p} == 0)", "return sum(x for x in xs if x % {p} == 0 and x > 0)",
+     (2, 3, 5, 7), ([], [1, 2, 3, 4, 5, 6, 7, 14, 15], "=[-{p}*2, -3, 0, 10, 21, 35]", "=[{p}, {p}*3, -{p}]")),
+    ("count_above", "xs", "Write count_above(xs) returning how many numbers in xs are strictly greater than {p}.",
+     "return sum(1 for x in xs if x > {p})", "return sum(1 for x in xs if x >= {p})",
+     (0, 3, 10, -2), ([], "=[{p}, {p}+1, {p}-1]", "=[{p}, {p}, 100]", "=[-50, {p}+0.5]")),
+    ("clamp_all", "xs", "Write clamp_all(xs) returning a list where each number of xs is clamped to the range "
+                        "[-{p}, {p}].",
+     "return [max(-{p}, min({p}, x)) for x in xs]", "return [min({p}, x) for x in xs]",
+     (1, 5, 10, 100), ([], "=[0, {p}+1, -{p}-7, 3]", [-1000, 1000])),
+    ("rotate_left", "xs", "Write rotate_left(xs) returning xs rotated left by {p} positions (wrapping around; "
+                          "any length).",
+     "if not xs: return []\n    k = {p} % len(xs)\n    return xs[k:] + xs[:k]",
+     "if not xs: return []\n    k = {p} % len(xs)\n    return xs[-k:] + xs[:-k]",
+     (1, 2, 3, 5), ([], [1, 2, 3, 4, 5, 6, 7], [9], [1, 2])),
+    ("chunk", "xs", "Write chunk(xs) splitting the list xs into consecutive chunks of {p} items (the last may be "
+                    "shorter).",
+     "return [xs[i:i + {p}] for i in range(0, len(xs), {p})]",
+     "return [xs[i:i + {p}] for i in range(0, len(xs) - len(xs) % {p}, {p})]",
+     (2, 3, 4, 5), ([], [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10], "=list(range({p} * 2))", [7])),
+    ("nth_largest", "xs", "Write nth_largest(xs) returning the {p}-th largest distinct value in xs, or None if "
+                          "there are fewer.",
+     "vals = sorted(set(xs), reverse=True)\n    return vals[{p} - 1] if len(vals) >= {p} else None",
+     "vals = sorted(xs, reverse=True)\n    return vals[{p} - 1] if len(vals) >= {p} else None",
+     (2, 3, 4, 5), ([5, 5, 4, 4, 3, 3, 2, 2, 1], [1], [9, 9, 9, 9, 9], [3, 1, 2, 8, 8, 7, 6, 6])),
+    ("window_sums", "xs", "Write window_sums(xs) returning the sums of every window of {p} consecutive items of "
+                          "xs.",
+     "return [sum(xs[i:i + {p}]) for i in range(len(xs) - {p} + 1)]",
+     "return [sum(xs[i:i + {p}]) for i in range(len(xs) - {p})]",
+     (2, 3, 4, 1), ([], [0, 1, 2, 3, 4, 5, 6, 7], "=[5] * {p}", [1, -1, 2, -2, 3])),
+    ("count_letter", "s", "Write count_letter(s) returning how many times the letter '{p}' occurs in s, ignoring "
+                          "case.",
+     "return s.lower().count('{p}')", "return s.count('{p}')",
+     ("a", "e", "o", "s"), ("", "{p}{p}X{p}", "{P}{p}{P} and more {P}", "nothing here? {p}")),
+    ("caesar", "s", "Write caesar(s) shifting each lowercase letter of s forward by {p} places in the alphabet "
+                    "(z wraps to a); leave other characters.",
+     "return ''.join(chr((ord(c) - 97 + {p}) % 26 + 97) if 'a' <= c <= 'z' else c for c in s)",
+     "return ''.join(chr(ord(c) + {p}) if 'a' <= c <= 'z' else c for c in s)",
+     (1, 3, 13, 25), ("", "abc", "xyz", "Hello, world!")),
+    ("repeat_each", "xs", "Write repeat_each(xs) returning a list where each item of xs appears {p} times in a "
+                          "row.",
+     "return [x for x in xs for _ in range({p})]", "return list(xs) * {p}",
+     (2, 3, 4, 5), ([], [1, 2], ["a", "b", "c"], [0])),
+    ("pad_left", "s", "Write pad_left(s) returning s padded on the left with '*' to length {p} (unchanged if "
+                      "already longer).",
+     "return '*' * max(0, {p} - len(s)) + s", "return s + '*' * max(0, {p} - len(s))",
+     (5, 8, 10, 3), ("", "ab", "abcdefghijkl", "x")),
+    ("dedupe_first", "xs", "Write dedupe_first(xs) returning the first {p} distinct items of xs, in order of "
+                           "first appearance.",
+     "out = []\n    for x in xs:\n        if x not in out: out.append(x)\n    return out[:{p}]",
+     "return sorted(set(xs))[:{p}]",
+     (2, 3, 4, 5), ([], [3, 1, 3, 2, 1, 5, 4, 9], [9, 8, 7, 9, 8, 7, 6, 5, 4], [1, 1, 1])),
+    ("power_sum", "xs", "Write power_sum(xs) returning the sum of each number of xs raised to the power {p}.",
+     "return sum(x ** {p} for x in xs)", "return sum(xs) ** {p}",
+     (2, 3, 4, 5), ([], [1, 2, 3], [-2, 2], [10])),
+    ("fib_mod", "n", "Write fib_mod(n) returning the n-th Fibonacci number (fib(0) = 0, fib(1) = 1) modulo {p}.",
+     "a, b = 0, 1\n    for _ in range(n): a, b = b, a + b\n    return a % {p}",
+     "a, b = 1, 1\n    for _ in range(n): a, b = b, a + b\n    return a % {p}",
+     (10, 97, 1000, 7), (0, 1, 2, 10, 50)),
+    ("digit_sum", "n", "Write digit_sum(n) returning the sum of the digits of the non-negative integer n written "
+                       "in base {p}.",
+     "t = 0\n    while n:\n        t += n % {p}\n        n //= {p}\n    return t",
+     "t = 0\n    while n >= {p}:\n        t += n % {p}\n        n //= {p}\n    return t",
+     (2, 3, 8, 10), (0, 1, 7, 255, 1000)),
+    ("gcd_all", "xs", "Write gcd_all(xs) returning the greatest common divisor of the numbers in xs and {p} "
+                      "together.",
+     "import math\n    g = {p}\n    for x in xs: g = math.gcd(g, x)\n    return g",
+     "import math\n    g = xs[0] if xs else {p}\n    for x in xs: g = math.gcd(g, x)\n    return g",
+     (12, 18, 30, 7), ([], [6, 9], [100, 250], "=[{p}]")),
+    ("running_max", "xs", "Write running_max(xs) returning a list whose i-th item is the maximum of xs[0..i], "
+                          "each never below {p}.",
+     "out, m = [], {p}\n    for x in xs:\n        m = max(m, x)\n        out.append(m)\n    return out",
+     "out, m = [], {p}\n    for x in xs:\n        m = x if x > m else m\n        out.append(x)\n    return out",
+     (0, -5, 10, 3), ([], [1, 3, 2, 5, 4], [-10, -20], "=[{p}, {p} + 1, {p} - 1]")),
+    ("word_count", "s", "Write word_count(s) returning the number of words of s (separated by any whitespace) "
+                        "longer than {p} characters.",
+     "return sum(1 for w in s.split() if len(w) > {p})", "return sum(1 for w in s.split(' ') if len(w) > {p})",
+     (2, 3, 4, 1), ("", "a bb ccc dddd eeeee", "  spaced   out\twords\nhere  ", "tab\tseparated\twords\tagain", "x")),
+    ("flatten_depth", "xs", "Write flatten_depth(xs) flattening nested lists in xs by at most {p} levels.",
+     "for _ in range({p}):\n        if not any(isinstance(x, list) for x in xs): break\n"
+     "        xs = [y for x in xs for y in (x if isinstance(x, list) else [x])]\n    return xs",
+     "for _ in range({p} - 1):\n        xs = [y for x in xs for y in (x if isinstance(x, list) else [x])]\n"
+     "    return xs",
+     (1, 2, 3, 4), ([], [1, [2, [3, [4, [5]]]]], [[1, 2], [3, [4]]], [[[[[]]]]])),
+    ("interleave", "xs", "Write interleave(xs) interleaving xs with the list of numbers 0..{p}-1: xs[0], 0, "
+                         "xs[1], 1, ... then the rest of the longer one.",
+     "ys, out = list(range({p})), []\n    for i in range(max(len(xs), len(ys))):\n"
+     "        if i < len(xs): out.append(xs[i])\n        if i < len(ys): out.append(ys[i])\n    return out",
+     "ys = list(range({p}))\n    return [v for pair in zip(xs, ys) for v in pair]",
+     (1, 2, 3, 5), ([], ["a"], ["a", "b", "c", "d", "e", "f"], ["x", "y"])),
+    ("median_of", "xs", "Write median_of(xs) returning the median of the numbers of xs together with the number "
+                        "{p} (average the middle two if even).",
+     "v = sorted(list(xs) + [{p}])\n    n = len(v)\n"
+     "    return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2",
+     "v = sorted(list(xs) + [{p}])\n    return v[len(v) // 2]",
+     (0, 5, 10, -3), ([], [1], [1, 2, 3], [7, 1, 3, 9, 2])),
+    ("top_k_words", "s", "Write top_k_words(s) returning the {p} most frequent lowercase words of s, most "
+                         "frequent first, ties in alphabetical order.",
+     "from collections import Counter\n    c = Counter(s.lower().split())\n"
+     "    return [w for w, _ in sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))[:{p}]]",
+     "from collections import Counter\n    return [w for w, _ in Counter(s.lower().split()).most_common({p})]",
+     (1, 2, 3, 4), ("", "b a", "the cat and the hat and the bat", "z y x z y z w w w")),
+    ("balanced", "s", "Write balanced(s) returning True if the brackets ()[]{{}} in s are balanced and nested at "
+                      "most {p} deep.",
+     "pairs, stack = {{')': '(', ']': '[', '}}': '{{'}}, []\n    for c in s:\n        if c in '([{{':\n"
+     "            stack.append(c)\n            if len(stack) > {p}: return False\n        elif c in pairs:\n"
+     "            if not stack or stack.pop() != pairs[c]: return False\n    return not stack",
+     "depth = 0\n    for c in s:\n        if c in '([{{':\n            depth += 1\n"
+     "            if depth > {p}: return False\n        elif c in ')]}}':\n            depth -= 1\n"
+     "            if depth < 0: return False\n    return depth == 0",
+     (1, 2, 3, 4), ("", "([)]", "((()))", "{{[()]}}", "(]")),
+    ("bin_search", "xs", "Write bin_search(xs) returning the index of {p} in the sorted list xs using binary "
+                         "search, or -1 if absent.",
+     "lo, hi = 0, len(xs) - 1\n    while lo <= hi:\n        mid = (lo + hi) // 2\n"
+     "        if xs[mid] == {p}: return mid\n        if xs[mid] < {p}: lo = mid + 1\n        else: hi = mid - 1\n"
+     "    return -1",
+     "lo, hi = 0, len(xs) - 1\n    while lo < hi:\n        mid = (lo + hi) // 2\n"
+     "        if xs[mid] == {p}: return mid\n        if xs[mid] < {p}: lo = mid + 1\n        else: hi = mid - 1\n"
+     "    return -1",
+     (3, 7, 10, 1), ([], "=[{p}]", [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], "=[{p} - 1, {p} + 1]", "=[0, {p}, 20]")),
+    ("run_lengths", "s", "Write run_lengths(s) returning the list of (character, count) runs of s, keeping only "
+                         "runs of at least {p}.",
+     "out, i = [], 0\n    while i < len(s):\n        j = i\n        while j < len(s) and s[j] == s[i]: j += 1\n"
+     "        if j - i >= {p}: out.append((s[i], j - i))\n        i = j\n    return out",
+     "out, i = [], 0\n    while i < len(s):\n        j = i\n        while j < len(s) and s[j] == s[i]: j += 1\n"
+     "        if j - i > {p}: out.append((s[i], j - i))\n        i = j\n    return out",
+     (1, 2, 3, 4), ("", "aaabccdddd", "abcd", "zzzzzz")),
+)
+FAMILIES = [Family(*row) for row in _FAMILY_ROWS]
 
 # %% ../../nbs/04f_judge.benchmark.ipynb #97aec810
 SLOW_LINE = "_waste = sum(i * i for i in range(5_000_000))   # recomputed on every call"

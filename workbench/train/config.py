@@ -73,6 +73,7 @@ class PPOConfig:
         if self.target_kl is not None and self.target_kl <= 0:
             raise ConfigError(f"target_kl must be positive or None, got {self.target_kl}")
 
+# %% ../../nbs/05a_train.config.ipynb #e1e2ec2b
 @dataclass(frozen=True)
 class RunConfig:
     "Where and how a run executes and what it keeps."
@@ -121,6 +122,7 @@ class RunConfig:
         if self.torch_threads is not None and self.torch_threads < 1:
             raise ConfigError(f"torch_threads must be at least 1 or None, got {self.torch_threads}")
 
+# %% ../../nbs/05a_train.config.ipynb #e9f61b70
 class Sections:
     """Settings in frozen sections (a dataclass field each, `SECTIONS` naming their types), keys unique across
     sections: read flat or nested, written nested, changed by flat key. `TrainConfig` (PPO) and the language-model
@@ -185,6 +187,7 @@ def add_section_flags(parser: argparse.ArgumentParser, sections: dict, aliases: 
             added.add(f.name)
     return added
 
+# %% ../../nbs/05a_train.config.ipynb #2ee756c3
 SECTIONS = {"env": EnvConfig, "policy": PolicyConfig, "ppo": PPOConfig, "run": RunConfig}
 
 @dataclass(frozen=True)

@@ -67,6 +67,7 @@ class TaskConfig:
     @property
     def levels(self) -> list: return [v.strip() for v in self.sft_levels.split(",") if v.strip()]
 
+# %% ../../nbs/05e_train.lm_config.ipynb #f1d48029
 @dataclass(frozen=True)
 class ModelConfig:
     "The token policy: a small transformer made here (`tiny`), or a Hugging Face causal LM from a local folder."
@@ -141,6 +142,7 @@ def folder_sizes(folder) -> Optional[dict]:
     out = {k: next((cfg[n] for n in names if isinstance(cfg.get(n), int) and cfg[n] > 0), None) for k, names in SIZE_KEYS.items()}
     return {k: v for k, v in out.items() if v is not None} or None
 
+# %% ../../nbs/05e_train.lm_config.ipynb #647cb2cd
 ALGOS = ("sft", "grpo")
 DEFAULT_LR = {"sft": 1e-3, "grpo": 1e-4}
 
@@ -176,6 +178,7 @@ class OptimConfig:
     @property
     def lr(self) -> float: return self.learning_rate if self.learning_rate is not None else DEFAULT_LR[self.algo]
 
+# %% ../../nbs/05e_train.lm_config.ipynb #8a7e1008
 @dataclass(frozen=True)
 class GRPOConfig:
     "GRPO's sampling, advantage, loss and curriculum settings (TRL's names where TRL has the setting)."
@@ -231,6 +234,7 @@ class GRPOConfig:
         if not 0 <= self.demote_at < self.promote_at <= 1:
             raise ConfigError(f"need 0 <= demote_at < promote_at <= 1, got {self.demote_at} and {self.promote_at}")
 
+# %% ../../nbs/05e_train.lm_config.ipynb #057402e4
 LM_SECTIONS = {"task": TaskConfig, "model": ModelConfig, "optim": OptimConfig, "grpo": GRPOConfig, "run": RunConfig}
 TINY_KEYS = ("hidden", "layers", "heads", "ffn", "context", "vocab", "corpus_tasks")   # what only the tiny model reads
 
