@@ -20,8 +20,8 @@ from .session import MetricHistory, is_lm
 from ..env.make import env_roles
 
 # %% auto #0
-__all__ = ['COLORS', 'CHARTS', 'LM_CHARTS', 'chart_figure', 'chart_tail', 'lm_charts', 'role_charts', 'team_charts', 'chart_set',
-           'LiveView', 'setup_notebook', 'notebook_ready', 'fallback_note']
+__all__ = ['COLORS', 'CHARTS', 'LM_CHARTS', 'LIVE_CSS', 'LIVE_JS', 'chart_figure', 'chart_tail', 'lm_charts', 'role_charts',
+           'team_charts', 'chart_set', 'LiveView', 'setup_notebook', 'notebook_ready', 'fallback_note']
 
 # %% ../../nbs/07b_app.charts.ipynb #8ff59450
 COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e")
@@ -157,23 +157,10 @@ def chart_set(config=None) -> dict:
     except (WorkbenchError, TypeError): judges = ["exec", "static"]   # a stored config this version cannot read
     return lm_charts(algo, judges)
 
-# %% ../../nbs/07b_app.charts.ipynb #4a1d9117
-_PLOTLY_CSS = (pathlib.Path(pn.__file__).parent / "dist" / "css" / "models" / "plotly.css")
-
-class LiveView(JSComponent):
-    "A run's title, progress, status, charts, samples and log: drawn from the parameters, then updated by messages (`push`)."
-    figures = param.Dict(default={}, doc="chart name -> plotly figure dict")
-    title = param.String("", doc="the heading (HTML)")
-    status = param.String("", doc="the status line (HTML)")
-    progress = param.Number(0.0, bounds=(0, 1), doc="fraction of the run done")
-    alert = param.String("", doc="an error to show above the charts (text; empty: none)")
-    log = param.List(default=[], doc="event log entries, newest first: {time, step, kind, text}")
-    samples = param.List(default=[], doc="a language-model run's recent samples, newest first: {step, task, turn, reward, "
-                                         "passed, completion, feedback} (text, shown escaped); none: no table")
-    view_id = param.String(default="", doc="names this view's fallback note (`fallback_note`), removed once it renders")
-    config = param.Dict(default={"displaylogo": False, "responsive": True}, doc="plotly config")
-
-    _stylesheets = [_PLOTLY_CSS.read_text() if _PLOTLY_CSS.exists() else "", """
+# %% ../../nbs/07b_app.charts.ipynb #fed05fd2
+# The live view's style and its JavaScript (an ES module Panel loads into the page): text, kept apart from the
+# class that sends them
+LIVE_CSS = """
       :host { font-family: var(--jp-ui-font-family, -apple-system, "Segoe UI", Roboto, sans-serif); }
       .wb-title h3 { margin: 4px 0; font-size: 16px; }
       .wb-progress { height: 10px; background: #e9ecef; border-radius: 5px; overflow: hidden; margin: 6px 0; }
@@ -191,8 +178,9 @@ class LiveView(JSComponent):
       .wb-samples table { border-collapse: collapse; width: 100%; table-layout: fixed; }
       .wb-samples th, .wb-samples td { border-bottom: 1px solid #e5e5e5; padding: 3px 6px; text-align: left; vertical-align: top; overflow-wrap: anywhere; }
       .wb-samples pre { margin: 0; white-space: pre-wrap; max-height: 9em; overflow-y: auto; font-size: 11px; }
-      .wb-samples .wb-passed td:nth-child(5) { color: #146c43; } .wb-samples .wb-failed td:nth-child(5) { color: #b02a37; }"""]  # noqa: E501  (CSS)
-    _esm = """
+      .wb-samples .wb-passed td:nth-child(5) { color: #146c43; } .wb-samples .wb-failed td:nth-child(5) { color: #b02a37; }"""  # noqa: E501  (CSS)
+
+LIVE_JS = """
     const LOG_SIZE = 1000
     const KINDS = {all: null, controls: ["control", "status"], evaluations: ["eval"], checkpoints: ["checkpoint"]}
     function plotly() {
@@ -285,6 +273,25 @@ class LiveView(JSComponent):
       return root
     }
     """  # noqa: E501  (JavaScript)
+
+# %% ../../nbs/07b_app.charts.ipynb #4a1d9117
+_PLOTLY_CSS = (pathlib.Path(pn.__file__).parent / "dist" / "css" / "models" / "plotly.css")
+
+class LiveView(JSComponent):
+    "A run's title, progress, status, charts, samples and log: drawn from the parameters, then updated by messages (`push`)."
+    figures = param.Dict(default={}, doc="chart name -> plotly figure dict")
+    title = param.String("", doc="the heading (HTML)")
+    status = param.String("", doc="the status line (HTML)")
+    progress = param.Number(0.0, bounds=(0, 1), doc="fraction of the run done")
+    alert = param.String("", doc="an error to show above the charts (text; empty: none)")
+    log = param.List(default=[], doc="event log entries, newest first: {time, step, kind, text}")
+    samples = param.List(default=[], doc="a language-model run's recent samples, newest first: {step, task, turn, reward, "
+                                         "passed, completion, feedback} (text, shown escaped); none: no table")
+    view_id = param.String(default="", doc="names this view's fallback note (`fallback_note`), removed once it renders")
+    config = param.Dict(default={"displaylogo": False, "responsive": True}, doc="plotly config")
+
+    _stylesheets = [_PLOTLY_CSS.read_text() if _PLOTLY_CSS.exists() else "", LIVE_CSS]
+    _esm = LIVE_JS
 
     def __init__(self, **params):
         super().__init__(**params)

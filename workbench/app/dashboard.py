@@ -242,6 +242,7 @@ def _on_view(self: TrainingDashboard) -> None:
     now = time.monotonic()   # and again, less and less often: a page still wiring up its widgets (a slow
     self._resync = [now + t for t in (0.5, 1, 2, 4, 8, 15, 30)]   # browser, a busy machine) can miss the first ones
 
+# %% ../../nbs/07c_app.dashboard.ipynb #cc6f17d8
 @patch
 def _sync_controls(self: TrainingDashboard) -> None:
     """Send each button's state and the form's visibility to every view, whatever the view shows now (a saved page
