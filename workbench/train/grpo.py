@@ -5,6 +5,7 @@
 # %% ../../nbs/05h_train.grpo.ipynb #59c68626
 from __future__ import annotations
 from .lm import LM_LIVE, LMTrainer, model_state  # first: it imports core, which quiets dependency notices
+from .lm import grpo_terms, reference_logprobs
 import collections, time
 from typing import Optional, Sequence
 
@@ -13,7 +14,7 @@ from fastcore.basics import patch
 from ..core import ConfigError
 from ..tasks.code import LEVELS
 from ..runs.events import Kind
-from .loss import group_advantages, grpo_loss
+from .loss import group_advantages
 
 # %% auto #0
 __all__ = ['Curriculum', 'GRPOTrainer']
@@ -95,21 +96,12 @@ class GRPOTrainer(LMTrainer):
         adv, no_spread = group_advantages(rewards, [r[2] for r in rows], g.scale_rewards)
         keep = self._informative(rows, rewards) if g.filter_groups else list(range(len(rows)))
         samples, adv = [samples[i] for i in keep], adv[keep]
-        prompt_ids, completion_ids = [s.prompt_ids for s in samples], [s.completion_ids for s in samples]
-        truncated = torch.tensor([s.truncated for s in samples], dtype=torch.float32)
-        ref_logp = None
-        if self.reference is not None:
-            with torch.no_grad():
-                ref_logp, _ = self.policy.completion_logprobs(prompt_ids, completion_ids, g.temperature, model=self.reference)
+        ref_logp = reference_logprobs(self.policy, samples, g, self.reference)
         self._train_model.train()
-        old_logp = None
+        old_logp = None   # the first epoch's, for every epoch's ratio
         for _ in range(g.epochs):
-            with self.accelerator.autocast():
-                logp, mask = self.policy.completion_logprobs(prompt_ids, completion_ids, g.temperature, model=self._train_model)
-            if g.mask_truncated: mask = mask * (1 - truncated.to(mask.device))[:, None]
-            if old_logp is None: old_logp = logp.detach()
-            loss, stats = grpo_loss(logp, old_logp, adv.to(logp.device), mask, g.loss_type, g.epsilon, g.epsilon_high,
-                                    g.beta, ref_logp, g.max_new_tokens)
+            loss, stats, old_logp = grpo_terms(self.policy, samples, adv, g, self.accelerator, self._train_model, ref_logp,
+                                               old_logp)
             norm = self._optimise(loss)
             if self.diverged: break
         generated = sum(len(r[0].completion_ids) for r in rows)

@@ -17,6 +17,7 @@ from ..policy.tokens import SHIPPED, PolicyError, TokenPolicy, shipped_model
 from ..runs.events import Controls, EventBus, Kind
 from .checkpoint import CheckpointManager, find_checkpoint, load_checkpoint, rng_state, set_rng_state
 from .loop import Trainer
+from .loss import grpo_loss
 # the settings live in `train.lm_config`; they are read from here too
 from .lm_config import (  # noqa: F401
     ALGOS, DEFAULT_LR, LM_LIVE, LM_SECTIONS, GRPOConfig, LMTrainConfig, ModelConfig, OptimConfig, TaskConfig,
@@ -24,7 +25,7 @@ from .lm_config import (  # noqa: F401
 
 # %% auto #0
 __all__ = ['task_corpus', 'build_policy', 'model_state', 'load_weights', 'start_from', 'token_frame', 'warmup_cosine', 'optimise',
-           'set_lr', 'token_summary', 'LMTrainer']
+           'set_lr', 'token_summary', 'LMTrainer', 'completion_nll', 'reference_logprobs', 'grpo_terms']
 
 # %% ../../nbs/05f_train.lm.ipynb #238950b6
 def task_corpus(cfg: LMTrainConfig) -> list:
@@ -230,3 +231,34 @@ class LMTrainer(Trainer):
     def load_algo_state(self, state: dict) -> None: pass
 
     def _summary(self) -> dict: return token_summary(self)
+
+# %% ../../nbs/05f_train.lm.ipynb #47da02cb
+def completion_nll(policy: TokenPolicy, pairs: list, accelerator, model=None) -> tuple:
+    """SFT's loss: the mean next-token loss of each (prompt, completion) text pair's completion (and end token) after its
+    prompt, under `model` (default: the policy's own); and the number of tokens it covers."""
+    prompts = [policy.encode(a) for a, _ in pairs]
+    targets = [policy.encode(b) + [policy.eos_id] for _, b in pairs]
+    with accelerator.autocast():
+        logp, mask = policy.completion_logprobs(prompts, targets, model=model)
+    return -(logp * mask).sum() / mask.sum(), int(mask.sum())
+
+def reference_logprobs(policy: TokenPolicy, samples: list, g: GRPOConfig, reference) -> Optional[torch.Tensor]:
+    "The reference model's log-probabilities of the samples' tokens (for GRPO's KL term), or None with no reference."
+    if reference is None: return None
+    with torch.no_grad():
+        return policy.completion_logprobs([s.prompt_ids for s in samples], [s.completion_ids for s in samples],
+                                          g.temperature, model=reference)[0]
+
+def grpo_terms(policy: TokenPolicy, samples: list, adv: torch.Tensor, g: GRPOConfig, accelerator, model=None,
+               ref_logp: Optional[torch.Tensor] = None, old_logp: Optional[torch.Tensor] = None) -> tuple:
+    """GRPO's loss of `samples` (a policy's `Sample`s) with their advantages `adv`, under settings `g`: the clipped ratio
+    to `old_logp` (default: these log-probabilities, detached: one epoch), truncated completions masked if asked, the
+    KL term to `ref_logp`. Returns (loss, its stats, the old log-probabilities for the next epoch)."""
+    with accelerator.autocast():
+        logp, mask = policy.completion_logprobs([s.prompt_ids for s in samples], [s.completion_ids for s in samples],
+                                                g.temperature, model=model)
+    if g.mask_truncated: mask = mask * (1 - torch.tensor([float(s.truncated) for s in samples], device=mask.device))[:, None]
+    old = logp.detach() if old_logp is None else old_logp
+    loss, stats = grpo_loss(logp, old, adv.to(logp.device), mask, g.loss_type, g.epsilon, g.epsilon_high, g.beta, ref_logp,
+                            g.max_new_tokens)
+    return loss, stats, old

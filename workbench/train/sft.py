@@ -7,7 +7,7 @@ from __future__ import annotations
 import itertools, time
 from typing import Sequence
 
-from .lm import LMTrainer  # first: it imports core, which quiets dependency notices
+from .lm import LMTrainer, completion_nll  # first: it imports core, which quiets dependency notices
 import torch
 from ..tasks.code import task_stream
 
@@ -42,12 +42,8 @@ class SFTTrainer(LMTrainer):
 
     def nll(self, tasks: Sequence, model=None) -> tuple:
         "Mean next-token loss of `tasks`' reference solutions (with the end token) after their prompts; and the token count."
-        p = self.policy
-        prompts = [p.encode(t.prompt) for t in tasks]
-        targets = [p.encode(t.reference) + [p.eos_id] for t in tasks]
-        with self.accelerator.autocast():
-            logp, mask = p.completion_logprobs(prompts, targets, model=model or self._train_model)
-        return -(logp * mask).sum() / mask.sum(), int(mask.sum())
+        pairs = [(t.prompt, t.reference) for t in tasks]
+        return completion_nll(self.policy, pairs, self.accelerator, model or self._train_model)
 
     def step(self) -> dict:
         "One optimiser step on `batch_size` (prompt, solution) pairs."

@@ -22,9 +22,10 @@ from ..runs.events import Controls, EventBus, Kind
 from .checkpoint import CheckpointManager, rng_state, set_rng_state
 from .config import RunConfig, Sections
 from .lm_config import GRPOConfig, ModelConfig, OptimConfig, check_token_config
-from .lm import build_policy, load_weights, model_state, optimise, set_lr, token_frame, token_summary, warmup_cosine
+from .lm import (build_policy, completion_nll, grpo_terms, load_weights, model_state, optimise,
+    reference_logprobs, set_lr, token_frame, token_summary, warmup_cosine)
 from .loop import Trainer
-from .loss import group_advantages, grpo_loss
+from .loss import group_advantages
 
 # %% auto #0
 __all__ = ['GROUPINGS', 'TEAM_SECTIONS', 'TEAM_DEFAULTS', 'group_key', 'TeamConfig', 'TeamTrainConfig', 'play_team',
@@ -264,11 +265,8 @@ def sft_step(self: TeamTrainer) -> dict:
     loss, n, stats = 0.0, 0, {}
     for pid, items in pairs.items():
         if not items: continue
-        p = self.models[pid]
-        with self.accelerator.autocast():
-            logp, mask = p.completion_logprobs([p.encode(a) for a, _ in items], [p.encode(b) + [p.eos_id] for _, b in items])
-        part = -(logp * mask).sum() / mask.sum()
-        loss, n = loss + part, n + int(mask.sum())
+        part, k = completion_nll(self.models[pid], items, self.accelerator)
+        loss, n = loss + part, n + k
         stats[f"losses/{pid}/sft_loss"] = part.item()
     norm = self._optimise(loss)
     self.tokens += n
@@ -295,17 +293,9 @@ def grpo_step(self: TeamTrainer) -> dict:
     for pid, model in self.models.items():
         mine = [j for j, r in enumerate(rows) if self.mapping[r[2]] == pid]
         if not mine: continue
-        prompt_ids = [rows[j][0].prompt_ids for j in mine]; completion_ids = [rows[j][0].completion_ids for j in mine]
-        ref_logp = None
-        if self.references is not None:
-            with torch.no_grad():
-                ref_logp, _ = model.completion_logprobs(prompt_ids, completion_ids, g.temperature, model=self.references[pid])
-        with self.accelerator.autocast():
-            logp, mask = model.completion_logprobs(prompt_ids, completion_ids, g.temperature)
-        if g.mask_truncated:
-            mask = mask * (1 - torch.tensor([float(rows[j][0].truncated) for j in mine], device=mask.device))[:, None]
-        part, st = grpo_loss(logp, logp.detach(), adv[mine].to(logp.device), mask, g.loss_type, g.epsilon,
-                             g.epsilon_high, g.beta, ref_logp, g.max_new_tokens)
+        samples = [rows[j][0] for j in mine]
+        ref_logp = reference_logprobs(model, samples, g, None if self.references is None else self.references[pid])
+        part, st, _ = grpo_terms(model, samples, adv[mine], g, self.accelerator, ref_logp=ref_logp)
         loss = loss + part
         parts[f"losses/{pid}/grpo_loss"], parts[f"losses/{pid}/kl"] = part.item(), st.kl.item()
     norm = self._optimise(loss)
