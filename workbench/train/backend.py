@@ -135,10 +135,12 @@ def make_backend(policy, optimizer: torch.optim.Optimizer, cfg, model=None, acce
     kernels = None if why else make_fused(policy, optimizer)
     if kernels is not None: return CBackend(kernels)
     cpu32 = all(p.device.type == "cpu" and p.dtype == torch.float32 for p in policy.parameters())
-    why = why or (f"the kernels do not take a {type(policy).__name__} with these settings, or could not be built"
-                  if cpu32 else "the kernels run on a CPU in float32 only")
+    missing = kernels_missing()   # no compiler, or a build that failed: said once already, by the build
+    why = why or (f"no C kernels: {missing}" if missing else
+                  f"the kernels do not take a {type(policy).__name__} with these settings" if cpu32 else
+                  "the kernels run on a CPU in float32 only")
     if want == "c": raise ConfigError(f"the C backend cannot train this run: {why}; use --learner torch (or auto)")
-    if cpu32 and why not in _SAID and _kernels_wanted() and not kernels_missing():   # (that one was said)
+    if cpu32 and why not in _SAID and _kernels_wanted() and not missing:
         _SAID.add(why)
         print(f"workbench: training on the torch backend ({why}); the C kernels would be faster", file=sys.stderr)
     return TorchBackend(policy, optimizer, model, accelerator, roles)
