@@ -78,8 +78,8 @@ def train_worker(steps: int, envs: int, eval_every: int, eval_episodes: int, gra
     for name in ("collect_rollout", "update", "evaluate", "_stopping"):
         setattr(t, name, timed(name, getattr(t, name)))
     t.accelerator.backward = timed("backward", t.accelerator.backward)
-    if t.fused:  # the C kernels (`kernels.fused`): the gradient's call stands in for the backward pass
-        t.fused.loss_grad = timed("backward", t.fused.loss_grad)
+    if t.learner.name == "c":  # the C backend: the gradient's one call stands in for the backward pass
+        t.learner.loss_and_grad = timed("backward", t.learner.loss_and_grad)
     if t.sync:  # the shared-memory all-reduce, outside the backward pass
         t.sync.average_grads = timed("backward", t.sync.average_grads)
     s = t.fit()
