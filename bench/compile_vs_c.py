@@ -28,7 +28,9 @@ The first update's seconds are reported apart: for the compiled modes, about the
 inductor cache of its own (`TORCHINDUCTOR_CACHE_DIR`, fresh), so every compile is a cold one. Dynamo's graph breaks
 and graph counts are reported for the compiled modes.
 
-    python bench/compile_vs_c.py --json bench/out/compile_vs_c.json            # all 48 runs, ~30 min
+    python bench/compile_vs_c.py --json bench/out/compile_vs_c.json            # 48 runs, ~20 min
+    python bench/compile_vs_c.py --pure-lstm --seconds 4 --max-wait 5          # RESULTS.md section 16 (56 runs;
+                                  # the cartpole LSTM's compile+act-nokern alone compiles for ~5 min)
     python bench/compile_vs_c.py --jobs trading --policies mlp --threads 1 --seconds 2 --tiny   # a smoke test
 """
 
