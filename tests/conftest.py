@@ -34,9 +34,9 @@ def workbench(*args, timeout=300, **kw):
 
 
 def start_workbench(*args, **kw):
-    "Start the workbench command in the background."
+    "Start the workbench command in the background (`kw` for Popen: cwd, env, stderr=subprocess.STDOUT...)."
     return subprocess.Popen(
-        [*WORKBENCH, *map(str, args)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw
+        [*WORKBENCH, *map(str, args)], **{"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True, **kw}
     )
 
 

@@ -5,7 +5,7 @@ import json, sqlite3, subprocess
 
 import pytest
 
-from conftest import ROOT, WORKBENCH, processes_of, wait_for, workbench
+from conftest import ROOT, processes_of, start_workbench, wait_for, workbench
 from workbench.runs.store import RunStore
 
 TRAIN = ROOT / "nbs" / "experiments" / "train.ipynb"
@@ -30,13 +30,7 @@ def test_sweep_killed_then_resumed(tmp_path):
     cfg = sweep_file(
         tmp_path, SMALL + 'total_timesteps = 3000\n[sweep]\nmethod = "random"\ntrials = 4\nseed = 7\n' + LR
     )
-    proc = subprocess.Popen(
-        [*WORKBENCH, "sweep", "--config", cfg, "--runs-dir", "runs"],
-        cwd=tmp_path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+    proc = start_workbench("sweep", "--config", cfg, "--runs-dir", "runs", cwd=tmp_path, stderr=subprocess.STDOUT)
     runs = tmp_path / "runs"
     store = wait_for(lambda: (runs / "workbench.db").exists() and RunStore(runs), timeout=60, what="the store")
     sweep = wait_for(lambda: (store.sweeps() or [None])[0], timeout=60, what="the sweep's row")
@@ -85,12 +79,8 @@ def test_sweep_killed_then_resumed(tmp_path):
 def test_a_trial_killed_is_recorded_as_failed_and_the_sweep_goes_on(tmp_path):
     "Fault injection: one trial's process is SIGKILLed; the trial is recorded as failed, and the next one runs."
     cfg = sweep_file(tmp_path, SMALL + "total_timesteps = 10000000\n[sweep]\ntrials = 2\ntimeout = 8\n" + LR)
-    proc = subprocess.Popen(
-        [*WORKBENCH, "sweep", "--config", cfg, "--runs-dir", "runs", "--json"],
-        cwd=tmp_path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
+    proc = start_workbench(
+        "sweep", "--config", cfg, "--runs-dir", "runs", "--json", cwd=tmp_path, stderr=subprocess.STDOUT
     )
 
     def trial():
@@ -218,13 +208,18 @@ def test_pbt_copies_checkpoints_and_the_perturbed_values_are_in_effect(tmp_path)
 def test_sweep_on_ray(tmp_path, ray_cluster):
     address, env = ray_cluster
     cfg = sweep_file(tmp_path, SMALL + "total_timesteps = 2048\n[sweep]\ntrials = 2\nmax_parallel = 2\n" + LR)
-    proc = subprocess.Popen(
-        [*WORKBENCH, "sweep", "--config", cfg, "--ray", address, "--runs-dir", "runs", "--json"],
+    proc = start_workbench(
+        "sweep",
+        "--config",
+        cfg,
+        "--ray",
+        address,
+        "--runs-dir",
+        "runs",
+        "--json",
         cwd=tmp_path,
         env=env,
-        stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
-        text=True,
     )
 
     def trial_parents():  # the trial processes are children of Ray's workers, not of the sweep command
@@ -292,13 +287,7 @@ def test_a_resumed_sweep_continues_the_interrupted_trial_from_its_checkpoint(tmp
         tmp_path,
         small + 'total_timesteps = 30000\ncheckpoint_every = 20\n[sweep]\nmethod = "random"\ntrials = 2\n' + LR,
     )
-    proc = subprocess.Popen(
-        [*WORKBENCH, "sweep", "--config", cfg, "--runs-dir", "runs"],
-        cwd=tmp_path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+    proc = start_workbench("sweep", "--config", cfg, "--runs-dir", "runs", cwd=tmp_path, stderr=subprocess.STDOUT)
     runs = tmp_path / "runs"
     try:
         store = wait_for(lambda: (runs / "workbench.db").exists() and RunStore(runs), timeout=60, what="the store")
