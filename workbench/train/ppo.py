@@ -44,14 +44,14 @@ class RolloutBuffer:
 
     def put_obs(self, t: int, obs: np.ndarray, policy) -> torch.Tensor:
         "Row t's observations (as `policy` reads them) and episode starts; returns the policy's input."
-        start = self.dones[t - 1] if t else self.next_start
-        if self.host:
+        if self.host:   # (numpy's indexing, not torch's: this runs every step)
             self.arrays["obs"][t] = obs.reshape(len(obs), -1)   # cast as `preprocess` casts
-            self.arrays["starts"][t] = start.numpy()
+            self.arrays["starts"][t] = self.arrays["dones"][t - 1] if t else self.next_start.numpy()
         else:
             raw = torch.from_numpy(obs)
             policy.update_obs_norm(raw)
-            self.obs[t], self.starts[t] = policy.preprocess(raw).to(self.obs.device, non_blocking=True), start
+            self.obs[t] = policy.preprocess(raw).to(self.obs.device, non_blocking=True)
+            self.starts[t] = self.dones[t - 1] if t else self.next_start
         return self.obs[t]
 
     def put_env(self, t: int, rewards: np.ndarray, dones: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
@@ -210,12 +210,13 @@ def collect_rollout(self: PPOTrainer) -> dict:
         self.next_obs, rewards, terminals, truncations, infos, _, masks = self.vecenv.recv()
         t2 = time.perf_counter()
         done = terminals | truncations
-        r = row = b.put_env(t, rewards, done)[0]
-        if self.reward_scale: r = self.reward_scale(r, b.dones[t])
+        row, done_t = b.put_env(t, rewards, done)
+        r = row
+        if self.reward_scale: r = self.reward_scale(r, done_t)
         if ppo.bootstrap_truncated and truncations.any():   # cut, not ended: V(s_t) stands in for V(s_t+1)
             r = r + ppo.gamma * b.values[t] * torch.from_numpy(truncations & ~terminals).to(self.device)
         if r is not row: b.rewards[t] = r
-        self._end_episodes(rewards, done, masks, b.dones[t], finished)
+        self._end_episodes(rewards, done, masks, done_t, finished)
         if any(infos): tally_infos(infos, info_sums, info_counts)
         forward_time += t1 - t0; env_time += t2 - t1
     b.end()
