@@ -58,3 +58,14 @@ def test_a_run_without_a_compiler_says_so_once_and_trains_on_torch(tmp_path):
     running = [e["data"] for e in store.events(run["id"], "status") if e["data"]["status"] == "running"]
     assert running[0]["learner"] == "torch"
     store.close()
+
+
+def test_learner_c_without_a_compiler_refuses_in_one_line(tmp_path):
+    r = subprocess.run([sys.executable, "-m", "workbench.cli", "train", "--learner", "c", "--total-steps", "2048",
+                        "--runs-dir", str(tmp_path / "runs"), "--quiet"],
+                       env=no_compiler(tmp_path), capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert r.returncode == 2, r.stderr[-2000:]
+    said = r.stderr.strip().splitlines()
+    assert len(said) == 1 and "C backend cannot train this run: no C kernels" in said[0], r.stderr
+    assert "false failed on" in said[0] and "--learner torch" in said[0], said
+    assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir()), "nothing half-written"

@@ -5,13 +5,13 @@
 # %% ../../nbs/01g_kernels.build.ipynb #a2c39425
 from __future__ import annotations
 from ..core import atomic_write  # first: it quiets two dependency notices before torch loads
-import ctypes, hashlib, importlib.resources, os, platform, shutil, subprocess, sys, tempfile
+import contextlib, ctypes, hashlib, importlib.resources, os, platform, shutil, subprocess, sys, tempfile
 from pathlib import Path
 from typing import Optional, Union
 
 # %% auto #0
 __all__ = ['SOURCES', 'MATH_FLAGS', 'KERNEL_FLAGS', 'SANITIZE_FLAGS', 'c_source', 'c_excerpt', 'kernel_flags', 'kernel_dir',
-           'build_kernel', 'compile_kernel', 'load_kernel', 'kernels_missing']
+           'build_kernel', 'compile_kernel', 'load_kernel', 'kernels_missing', 'kernels_hushed']
 
 # %% ../../nbs/01g_kernels.build.ipynb #12b97985
 SOURCES = Path(str(importlib.resources.files("workbench.kernels")))   # the room's .c and .h files (package data)
@@ -94,6 +94,7 @@ def compile_kernel(source: Union[str, Path]) -> Optional[ctypes.CDLL]:
 # %% ../../nbs/01g_kernels.build.ipynb #4cb57e91
 _LOADED: dict = {}
 _SAID: list = []   # why there are no kernels, once said
+_HUSH: list = []   # while a caller says the reason itself: the reasons, neither said nor kept
 
 def load_kernel(name: str, declare) -> Optional[ctypes.CDLL]:
     """The room's C file `name` compiled and loaded once a process, its functions given their types by `declare(lib)`;
@@ -101,6 +102,8 @@ def load_kernel(name: str, declare) -> Optional[ctypes.CDLL]:
     if name not in _LOADED:
         lib, why = build_kernel(SOURCES / name)
         if lib is not None: declare(lib)
+        elif _HUSH:
+            _HUSH[-1].append(why); return None   # not kept: a later caller builds again, and says why
         elif why and not _SAID:   # (WORKBENCH_KERNELS=0 is a choice: nothing to say)
             _SAID.append(why)
             print(f"workbench: no C kernels ({why}): training runs on the torch backend, slower", file=sys.stderr)
@@ -110,3 +113,11 @@ def load_kernel(name: str, declare) -> Optional[ctypes.CDLL]:
 def kernels_missing() -> Optional[str]:
     "Why a kernel this process asked for could not be built (already said on stderr), or None."
     return _SAID[0] if _SAID else None
+
+@contextlib.contextmanager
+def kernels_hushed():
+    """Within it, a kernel that cannot be built is neither said on stderr nor remembered; it yields the list of the
+    reasons, for a caller that says them itself (`--learner c` refuses to start with the reason, in one line)."""
+    _HUSH.append([])
+    try: yield _HUSH[-1]
+    finally: _HUSH.pop()

@@ -6,11 +6,12 @@
 from __future__ import annotations
 from ..core import ConfigError  # first: see deps
 import os, sys
+import contextlib
 from contextlib import contextmanager
 
 import torch
 from .loss import compute_gae, ppo_loss
-from ..kernels.build import kernels_missing
+from ..kernels.build import kernels_hushed, kernels_missing
 from ..kernels.fused import make_fused
 
 # %% auto #0
@@ -132,11 +133,13 @@ def make_backend(policy, optimizer: torch.optim.Optimizer, cfg, model=None, acce
     why = ("bf16 autocast" if run.bf16 else "torch.compile" if run.compile else "a policy per role" if roles > 1
            else "torch DDP" if distributed else None)
     if want == "torch": return TorchBackend(policy, optimizer, model, accelerator, roles)
-    kernels = None if why else make_fused(policy, optimizer)
+    with kernels_hushed() if want == "c" else contextlib.nullcontext([]) as unbuilt:   # "c" says why in its refusal
+        kernels = None if why else make_fused(policy, optimizer)
     if kernels is not None: return CBackend(kernels)
     cpu32 = all(p.device.type == "cpu" and p.dtype == torch.float32 for p in policy.parameters())
-    missing = kernels_missing()   # no compiler, or a build that failed: said once already, by the build
-    why = why or (f"no C kernels: {missing}" if missing else
+    missing = kernels_missing() or next(filter(None, unbuilt), None)   # no compiler, a failed build: the build said it
+    why = why or ("WORKBENCH_KERNELS=0 turns them off" if not _kernels_wanted() else
+                  f"no C kernels: {missing}" if missing else
                   f"the kernels do not take a {type(policy).__name__} with these settings" if cpu32 else
                   "the kernels run on a CPU in float32 only")
     if want == "c": raise ConfigError(f"the C backend cannot train this run: {why}; use --learner torch (or auto)")
