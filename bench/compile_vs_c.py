@@ -146,7 +146,9 @@ def cases(args):
     for job in args.jobs:
         for policy in args.policies:
             for threads in args.threads:
-                modes = list(args.modes) + (list(PURE) if args.pure_lstm and policy == "lstm" else [])
+                modes = list(args.modes) + (
+                    [m for m in PURE if m[:-7] in args.modes] if args.pure_lstm and policy == "lstm" else []
+                )
                 modes = modes[k % len(modes) :] + modes[: k % len(modes)]
                 k += 1
                 for mode in modes:
