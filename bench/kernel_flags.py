@@ -46,9 +46,8 @@ flags, config = json.loads(sys.argv[1]), json.loads(sys.argv[2])
 if flags != "new": build.KERNEL_FLAGS = tuple(flags)
 from workbench.kernels.lstm import lstm_ppo_kernels
 from workbench.kernels.ppo import ppo_kernels
-from workbench.kernels.scan import lstm_kernels
 from workbench.kernels.transformer import tf_ppo_kernels
-assert all(k() is not None for k in (ppo_kernels, lstm_ppo_kernels, tf_ppo_kernels, lstm_kernels)), "no kernels"
+assert all(k() is not None for k in (ppo_kernels, lstm_ppo_kernels, tf_ppo_kernels)), "no kernels"
 if config is None: sys.exit(0)
 from workbench.train.config import TrainConfig
 from workbench.train.ppo import PPOTrainer

@@ -163,7 +163,6 @@ def test_the_graph_sees_imports_inside_functions(tmp_path):
 
 KERNEL_READERS = {  # the modules outside the kernels room that import it, and why
     "workbench.train.backend": "the learner's seam: it picks the C kernels or the torch reference for a run",
-    "workbench.policy.replay": "the LSTM's replay on a CPU steps inside `kernels.scan`'s one autograd node",
     "workbench.doctor": "its `kernels` check builds each kernel and says where they are",
 }
 

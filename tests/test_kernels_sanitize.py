@@ -1,6 +1,6 @@
 """The C kernels under AddressSanitizer and UBSan: built with `WORKBENCH_KERNEL_SANITIZE=1` (-O1, a cache key of their
-own), the gradient checks of the kernels' notebooks run against torch's autograd on their small shapes (the LSTM scan;
-PPO's MLP, LSTM and transformer kernels; GAE; the worker threads). A finding aborts the process, so it fails here."""
+own), the gradient checks of the kernels' notebooks run against torch's autograd on their small shapes (PPO's
+MLP, LSTM and transformer kernels; GAE; the worker threads). A finding aborts the process, so it fails here."""
 
 import os
 import shutil
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-NOTEBOOKS = ["01h_kernels.scan", "01i_kernels.ppo", "01j_kernels.lstm", "02f_kernels.fused"]
+NOTEBOOKS = ["01i_kernels.ppo", "01j_kernels.lstm", "02f_kernels.fused"]
 
 # In the sanitized process: every kernel must build (a skip there would hide the check), then the notebooks run.
 RUN = """
@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 from nbdev.test import test_nb
 from workbench.kernels.build import build_kernel, SOURCES
-for name in ("lstm_scan.c", "ppo.c", "ppo_lstm.c", "ppo_tf.c"):
+for name in ("ppo.c", "ppo_lstm.c", "ppo_tf.c"):
     lib, why = build_kernel(SOURCES / name)
     if lib is None: sys.exit(f"{name} was not built with the sanitizers: {why}")
 for nb in sys.argv[1:]:

@@ -23,11 +23,11 @@ ROOMS = [  # (the packages a row holds, what they do), in the order of the data 
     ),
     (
         ("workbench.kernels",),
-        "the C kernels: their build, the LSTM's scan, PPO's arithmetic for each policy; the fused PPO path",
+        "the C kernels: their build, PPO's arithmetic for each policy; the fused PPO path",
     ),
     (
         ("workbench.policy",),
-        "action heads, the LSTM's replay, actor-critic networks, ONNX export, token policies (language models)",
+        "action heads, the LSTM's replay and scan, actor-critic networks, ONNX export, token policies (language models)",
     ),
     (("workbench.runs",), "events and controls, the run store, sinks"),
     (

@@ -152,16 +152,15 @@ def check_pufferlib(device: str, runs_dir: Path):
 
 @check("kernels")
 def check_kernels(device: str, runs_dir: Path):
-    "The C kernels, compiled on first use: the LSTM's exact replay (`kernels.scan`), PPO for each policy (`kernels.fused`)."
+    "The C kernels, compiled on first use: PPO for each policy (`kernels.fused`)."
     from workbench.kernels.build import kernel_dir
     from workbench.kernels.lstm import lstm_ppo_kernels
     from workbench.kernels.ppo import ppo_kernels
-    from workbench.kernels.scan import lstm_kernels
     from workbench.kernels.transformer import tf_ppo_kernels
-    if any(k() is None for k in (lstm_kernels, ppo_kernels, lstm_ppo_kernels, tf_ppo_kernels)):
-        return "warn", "no C kernels: PPO and the LSTM's replay on a CPU run in torch operations (the same results, " \
+    if any(k() is None for k in (ppo_kernels, lstm_ppo_kernels, tf_ppo_kernels)):
+        return "warn", "no C kernels: PPO on a CPU runs in torch operations (the same results, " \
             "slower)", "install a C compiler (apt-get install -y gcc), and leave WORKBENCH_KERNELS unset"
-    return "ok", f"the CPU kernels (LSTM replay; PPO for MLP, LSTM and transformer policies) are compiled, in {kernel_dir()}"
+    return "ok", f"the CPU kernels (PPO for MLP, LSTM and transformer policies) are compiled, in {kernel_dir()}"
 
 @check("sandbox")
 def check_sandbox(device: str, runs_dir: Path):

@@ -32,7 +32,7 @@ def timed_ms(fn, device, repeats=10):
 
 def replay(args):
     from workbench.policy import lstm_sequence
-    from workbench.kernels.scan import LSTMScan
+    from workbench.policy.replay import LSTMScan
 
     T, B, H, dev = args.horizon, args.minibatch // args.horizon, 128, args.device
     torch.manual_seed(0)

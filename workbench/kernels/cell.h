@@ -1,5 +1,5 @@
-/* One LSTM cell's arithmetic (float32, gates i, f, g, o), for workbench.kernels.scan.LSTMScan and the PPO kernels
-   of the LSTM policy (ppo_lstm.c). */
+/* One LSTM cell's arithmetic (float32, gates i, f, g, o), for the PPO kernels of the LSTM policy
+   (ppo_lstm.c). */
 #pragma once
 #include "common.h"
 

@@ -8,12 +8,51 @@ from typing import Optional
 
 import torch
 import torch.nn as nn
-from ..kernels.scan import LSTMScan
 
 # %% auto #0
-__all__ = ['lstm_sequence']
+__all__ = ['LSTMScan', 'lstm_sequence']
+
+# %% ../../nbs/02a_policy.replay.ipynb #9643ef0b
+class LSTMScan(torch.autograd.Function):
+    """One LSTM layer stepped over T steps from its input projections gx (T, B, 4H) and (h, c) (B, H), the state zeroed
+    where `starts` (T, B) is 1; the backward pass through time is written out, its weight gradient one product."""
+    @staticmethod
+    def forward(ctx, gx, w_hh, h, c, starts):
+        (T, B, G), H = gx.shape, gx.shape[2] // 4
+        keep, cut = (1.0 - starts).unsqueeze(-1).to(gx.dtype), starts.any(1).tolist()   # cut: steps where some env begins
+        scale = gx.new_ones(G); scale[2 * H:3 * H] = 2        # the cell input's tanh(x) as 2 sigmoid(2x) - 1
+        acts, wt = gx * scale, (w_hh * scale[:, None]).t()     # -> the gates (i, f, g, o) of each step
+        hprev, cprev, tcs, out = (gx.new_empty(T, B, H) for _ in range(4))
+        for t in range(T):
+            if cut[t]: h, c = h * keep[t], c * keep[t]
+            hprev[t], cprev[t] = h, c
+            i, f, g, o = torch.addmm(acts[t], h, wt, out=acts[t]).sigmoid_().chunk(4, 1)
+            c = torch.addcmul(f * c, i, g.mul_(2).sub_(1))
+            h = torch.mul(o, torch.sigmoid(c * 2, out=tcs[t]).mul_(2).sub_(1), out=out[t])
+        ctx.save_for_backward(w_hh, acts, cprev, tcs, hprev, keep); ctx.cut = cut
+        return out, h.clone(), c
+
+    @staticmethod
+    def backward(ctx, dout, dh, dc):
+        w_hh, acts, cprev, tcs, hprev, keep = ctx.saved_tensors
+        T, (i, f, g, o) = len(acts), acts.chunk(4, 2)
+        dh_dc = o * (1 - tcs * tcs)                            # each step's local derivatives, all steps at once
+        k = (g * i * (1 - i), cprev * f * (1 - f), i * (1 - g * g), tcs * o * (1 - o))
+        dh = torch.zeros_like(tcs[0]) if dh is None else dh.clone()
+        dc = torch.zeros_like(tcs[0]) if dc is None else dc.clone()
+        dG = torch.empty_like(acts)
+        for t in range(T - 1, -1, -1):
+            if dout is not None: dh = dh + dout[t]
+            dc = torch.addcmul(dc, dh, dh_dc[t])
+            di, df, dg, do = dG[t].chunk(4, 1)
+            torch.mul(dc, k[0][t], out=di); torch.mul(dc, k[1][t], out=df); torch.mul(dc, k[2][t], out=dg)
+            torch.mul(dh, k[3][t], out=do)
+            dh, dc = dG[t] @ w_hh, dc * f[t]
+            if ctx.cut[t]: dh, dc = dh * keep[t], dc * keep[t]
+        return dG, dG.flatten(0, 1).t() @ hprev.flatten(0, 1), dh, dc, None
 
 # %% ../../nbs/02a_policy.replay.ipynb #1c1606c1
+@torch.compiler.disable   # eager under torch.compile: traced, its Python loop over T steps costs minutes of compile
 def _lstm_scan(lstm: nn.LSTM, e: torch.Tensor, state: tuple, starts: torch.Tensor) -> tuple:
     "`lstm_sequence` stepped in one autograd node (`LSTMScan`): the input projection of every step in one matmul first."
     T, B, _ = e.shape
