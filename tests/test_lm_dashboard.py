@@ -8,7 +8,8 @@ import pytest
 
 from conftest import ARTIFACTS, free_port, loopback_only_page, wait_for
 from test_app import Server
-from workbench.app.charts import chart_figure, chart_set
+from workbench.app.charts import chart_figure
+from workbench.app.views import chart_set
 from workbench.app.dashboard import status_line
 from workbench.app.session import TrainingSession
 from workbench.core import ConfigError

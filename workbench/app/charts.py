@@ -6,61 +6,19 @@
 from __future__ import annotations
 import workbench.core  # noqa: F401  first: quiets dependency notices
 import html, pathlib
-from typing import Optional, Sequence
+from typing import Optional
 
 import panel as pn
 import param
 from panel.custom import JSComponent
 
-from ..core import WorkbenchError
-from ..runs.events import Metric
-from ..tasks.env import CodeEnvConfig
-from ..tasks.code import LEVELS
-from .session import MetricHistory, is_lm
-from ..env.make import env_roles
+from .session import MetricHistory
+from .views import CHARTS
 
 # %% auto #0
-__all__ = ['COLORS', 'CHARTS', 'LM_CHARTS', 'LIVE_CSS', 'LIVE_JS', 'chart_figure', 'chart_tail', 'lm_charts', 'role_charts',
-           'team_charts', 'chart_set', 'LiveView', 'setup_notebook', 'notebook_ready', 'fallback_note']
+__all__ = ['LIVE_CSS', 'LIVE_JS', 'chart_figure', 'chart_tail', 'LiveView', 'setup_notebook', 'notebook_ready', 'fallback_note']
 
 # %% ../../nbs/07b_app.charts.ipynb #8ff59450
-COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e")
-
-def _layout(title: str, ytitle: str = "", log_y: bool = False, y2title: Optional[str] = None) -> dict:
-    axis = {"gridcolor": "#e5e5e5", "zerolinecolor": "#cccccc"}
-    layout = {"title": {"text": title, "font": {"size": 14}}, "height": 280, "margin": {"l": 55, "r": 20, "t": 35, "b": 40},
-              "xaxis": {"title": {"text": "step"}, **axis},
-              "yaxis": {"title": {"text": ytitle}, **axis, **({"type": "log"} if log_y else {})},
-              "legend": {"orientation": "h", "y": -0.3}, "uirevision": "keep",
-              "plot_bgcolor": "white", "paper_bgcolor": "white"}
-    if y2title:
-        layout["yaxis2"] = {"title": {"text": y2title}, "overlaying": "y", "side": "right", "showgrid": False}
-        layout["margin"]["r"] = 60
-    return layout
-
-def _line(key: str, name: str, color: int, right: bool = False, **kw) -> dict:
-    return {"key": key, "type": "scatter", "mode": "lines", "name": name, "line": {"color": COLORS[color % len(COLORS)]},
-            **({"yaxis": "y2"} if right else {}), **kw}
-
-_BAND = "rgba(31,119,180,0.18)"
-CHARTS = {  # name -> (layout, traces); each trace's "key" is the history key it draws
-    "return": (_layout("Episode return", "return"), [
-        {"key": "charts/episodic_return_max", "type": "scatter", "mode": "lines", "line": {"width": 0}, "name": "max",
-         "showlegend": False, "hoverinfo": "skip"},
-        {"key": "charts/episodic_return_min", "type": "scatter", "mode": "lines", "line": {"width": 0}, "fill": "tonexty",
-         "fillcolor": _BAND, "name": "min-max"},
-        _line(Metric.RETURN, "mean", 0),
-        {"key": Metric.EVAL_RETURN, "type": "scatter", "mode": "markers", "marker": {"color": COLORS[1], "size": 7},
-         "name": "greedy eval"}]),
-    "losses": (_layout("Losses", "policy, entropy", y2title="value"), [
-        _line("losses/policy_loss", "policy", 0), _line("losses/entropy", "entropy", 1),
-        _line("losses/value_loss", "value (right)", 2, right=True)]),
-    "kl": (_layout("Approx KL and clip fraction", "approx KL", y2title="clip fraction"), [
-        _line("losses/approx_kl", "approx KL", 0), _line("losses/clipfrac", "clip fraction (right)", 1, right=True)]),
-    "sps": (_layout("Throughput", "steps per second"), [_line(Metric.SPS, "steps/s", 0)]),
-    "lr": (_layout("Learning rate", "lr", log_y=True), [_line("charts/learning_rate", "learning rate", 0)]),
-}
-
 def chart_figure(history: MetricHistory, name: str, charts: Optional[dict] = None) -> dict:
     "The whole figure of chart `name` of the set `charts` (default: `CHARTS`) from the history (a plotly dict)."
     layout, traces = (charts or CHARTS)[name]
@@ -82,80 +40,6 @@ def chart_tail(history: MetricHistory, name: str, drawn: dict, charts: Optional[
         if x: out["traces"].append(i); out["x"].append(x); out["y"].append(y)
         drawn[t["key"]] = (stride, count)
     return out
-
-# %% ../../nbs/07b_app.charts.ipynb #bd30b88a
-def _marker(key: str, name: str, color: int, symbol: str = "circle") -> dict:
-    return {"key": key, "type": "scatter", "mode": "markers", "name": name,
-            "marker": {"color": COLORS[color % len(COLORS)], "size": 7, "symbol": symbol}}
-
-def lm_charts(algo: str = "grpo", judges: Sequence[str] = ("exec", "static")) -> dict:
-    "The chart set of a language-model run of `algo` (grpo or sft) scored by `judges`."
-    rate = _layout("Pass rate", "pass rate")
-    rate["yaxis"]["range"] = [-0.03, 1.03]
-    val = [_marker("eval/pass_rate", "val pass@1", 1)] + [
-        _marker(f"eval/pass_rate/{level}", f"val {level}", i + 2, symbol) for i, (level, symbol)
-        in enumerate(zip(LEVELS, ("triangle-up", "square", "diamond")))]
-    common = {"throughput": (_layout("Throughput", "tokens per second"), [_line("perf/tokens_per_s", "tokens/s", 0)]),
-              "lr": CHARTS["lr"]}
-    if algo == "sft":
-        return {"pass_rate": (rate, val), "loss": (_layout("Loss", "next-token loss"), [
-                    _line("losses/sft_loss", "train", 0), _marker("eval/val_loss", "held out", 1)]), **common}
-    level = _layout("Curriculum level")   # the ticks name the levels
-    level["yaxis"].update(tickvals=list(range(len(LEVELS))), ticktext=list(LEVELS), range=[-0.3, len(LEVELS) - 0.7])
-    return {
-        "pass_rate": (rate, [_line("charts/pass_rate", "train (sampled)", 0), _line("charts/pass_rate_first", "first attempt", 4),
-                             *val]),
-        "reward": (_layout("Reward per judge", "mean score"), [
-            _line("charts/reward", "reward", 0), *[_line(f"judges/{j}", j, i + 1) for i, j in enumerate(judges)],
-            _line("charts/objective", "objective", 0, line={"color": COLORS[(len(judges) + 1) % len(COLORS)], "dash": "dot"})]),
-        "loss": (_layout("Loss and KL", "GRPO loss", y2title="KL, clipped fraction"), [
-            _line("losses/grpo_loss", "GRPO loss", 0), _line("losses/kl", "KL (right)", 1, right=True),
-            _line("losses/clip_low", "clipped low (right)", 2, right=True),
-            _line("losses/clip_high", "clipped high (right)", 3, right=True)]),
-        "completions": (_layout("Completions", "tokens", y2title="fraction"), [
-            _line("charts/completion_length", "mean length", 0), _line("charts/truncated", "truncated (right)", 1, right=True),
-            _line("charts/zero_std_groups", "groups without spread (right)", 2, right=True)]),
-        **common,
-        "level": (level, [_line("charts/level", "level", 0, line={"color": COLORS[0], "shape": "hv"})])}
-
-LM_CHARTS = lm_charts()   # a GRPO run judged by exec and static
-
-def role_charts(roles: Sequence[str]) -> dict:
-    "A chart of each role's episode return and policy entropy, for a multi-agent run whose agents play `roles`."
-    dotted = lambda i: {"color": COLORS[i % len(COLORS)], "dash": "dot"}
-    return {"roles": (_layout("Per role", "episode return", y2title="entropy"), [
-        *[_line(f"agent/{r}/episodic_return", f"{r} return", i) for i, r in enumerate(roles)],
-        *[_line(f"agent/{r}/entropy", f"{r} entropy (right)", i, right=True, line=dotted(i)) for i, r in enumerate(roles)]])}
-
-def team_charts(roles: Sequence[str] = ("planner", "executor")) -> dict:
-    "The chart set of a team of token agents (`train.team`): success, each role's reward and local reward, losses, speed."
-    rate = _layout("Team success", "success rate")
-    rate["yaxis"]["range"] = [-0.03, 1.03]
-    dotted = lambda i: {"color": COLORS[i % len(COLORS)], "dash": "dot"}
-    return {"success": (rate, [_line("charts/success", "train (sampled)", 0), _marker(Metric.EVAL_RETURN, "val (greedy)", 1)]),
-            "roles": (_layout("Per role", "reward"), [
-                *[_line(f"agent/{r}/reward", f"{r} reward", i) for i, r in enumerate(roles)],
-                *[_line(f"agent/{r}/local", f"{r} local", i, line=dotted(i)) for i, r in enumerate(roles)]]),
-            "loss": (_layout("Loss", "loss"), [_line("losses/grpo_loss", "GRPO", 0), _line("losses/sft_loss", "SFT", 1)]),
-            "throughput": (_layout("Throughput", "tokens per second"), [_line("perf/tokens_per_s", "tokens/s", 0)]),
-            "lr": CHARTS["lr"]}
-
-def chart_set(config=None) -> dict:
-    """The charts of a run of `config` (a `TrainConfig`, `LMTrainConfig` or `TeamTrainConfig`, or its dict as stored):
-    `CHARTS` (with a chart per role for an env of several roles), `lm_charts` or `team_charts`."""
-    team = config.get("team") if isinstance(config, dict) else getattr(config, "team", None)
-    if team is not None:
-        roles = team["roles"] if isinstance(team, dict) else team.roles
-        return team_charts([r.strip() for r in roles.split(",")])
-    if not is_lm(config):
-        spec = None if config is None else config["env"]["env"] if isinstance(config, dict) else config.env.env
-        roles = env_roles(spec) if spec else []
-        return {**CHARTS, **role_charts(roles)} if len(roles) > 1 else CHARTS
-    if isinstance(config, dict): algo, task = config["optim"]["algo"], (config.get("task") or {}).get("task", "code")
-    else: algo, task = config.optim.algo, config.task.task
-    try: judges = CodeEnvConfig.from_spec(task).judge_names
-    except (WorkbenchError, TypeError): judges = ["exec", "static"]   # a stored config this version cannot read
-    return lm_charts(algo, judges)
 
 # %% ../../nbs/07b_app.charts.ipynb #fed05fd2
 # The live view's style and its JavaScript (an ES module Panel loads into the page): text, kept apart from the

@@ -11,11 +11,13 @@ import panel as pn
 import param
 from fastcore.basics import patch
 
-from ..train.config import TrainConfig, tuned_settings
+from ..train.config import tuned_settings
+from ..train.runner import algorithm_of
 from ..env.make import resolve_env
-from .session import SESSION_CONFIGS, TrainingSession, ALL_KNOBS, describe, is_lm, fmt_rate
-from .charts import LiveView, chart_figure, chart_tail, chart_set, setup_notebook, notebook_ready, fallback_note
-from ..runs.sinks import fmt_duration, fmt_number, fmt_time
+from .session import SESSION_CONFIGS, TrainingSession, ALL_KNOBS, describe
+from .views import chart_set, view_of
+from .charts import LiveView, chart_figure, chart_tail, setup_notebook, notebook_ready, fallback_note
+from ..runs.sinks import fmt_duration, fmt_time
 
 # %% auto #0
 __all__ = ['KNOB_LABELS', 'field_widget', 'ConfigForm', 'knob_widget', 'TrainingDashboard', 'status_line']
@@ -42,8 +44,8 @@ class ConfigForm(pn.viewable.Viewer):
 
     def __init__(self, **params):
         super().__init__(**params)
-        if self.value is None: self.value = TrainConfig()
-        self.kind = type(self.value)
+        if self.value is None: self.value = SESSION_CONFIGS[0]()
+        self.kind, self.tuned = type(self.value), algorithm_of(self.value).tuned   # tuned: an env's settings fill in
         flat, self.widgets, tabs = self.value.flat(), {}, []
         for section, cls in self.kind.SECTIONS.items():
             row = []
@@ -58,7 +60,7 @@ class ConfigForm(pn.viewable.Viewer):
         self.note = pn.widgets.StaticText(value="", visible=False, css_classes=["wb-config-tuned"],
                                           sizing_mode="stretch_width", styles={"color": "#41464b", "padding": "4px 8px"})
         self._tuned = {}   # the settings this form filled in from the env's tuned row, as it set them
-        if self.kind is TrainConfig: self.widgets["env"].param.watch(self._fill_tuned, "value")
+        if self.tuned: self.widgets["env"].param.watch(self._fill_tuned, "value")
         self._layout = pn.Column(pn.Tabs(*tabs, sizing_mode="stretch_width"), self.message, self.note,
                                  sizing_mode="stretch_width")
 
@@ -69,7 +71,7 @@ class ConfigForm(pn.viewable.Viewer):
     def _validate(self, *_):
         try:
             cfg = self.kind.from_dict(self.values())
-            if self.kind is TrainConfig: resolve_env(cfg.env.env)
+            if self.tuned: resolve_env(cfg.env.env)
         except WorkbenchError as e:
             self.error = str(e)
         else:
@@ -77,7 +79,7 @@ class ConfigForm(pn.viewable.Viewer):
         self.message.value, self.message.visible = html.escape(self.error or ""), self.error is not None
 
     def _fill_tuned(self, event):
-        defaults = TrainConfig().flat()
+        defaults = self.kind().flat()
         for k, v in self._tuned.items():   # the last env's row, where nobody edited it since
             if self.widgets[k].value == v: self.widgets[k].value = defaults[k]
         try: row = tuned_settings(event.new)
@@ -164,22 +166,13 @@ class TrainingDashboard(pn.viewable.Viewer):
 
 # %% ../../nbs/07c_app.dashboard.ipynb #687fcf75
 def status_line(s: TrainingSession) -> str:
-    "The status line of a session (HTML): state, steps of the planned total, speed, ETA, returns (LM: reward, pass rates)."
+    """The status line of a session (HTML): state, steps of the planned total, speed, ETA, then what its view measures
+    (PPO: the return; a code agent: reward and train pass rate, or SFT's loss) and the best score so far."""
     err = f" · <span style='color:#c00'>{html.escape(s.error)}</span>" if s.error else ""
-    if is_lm(s.config):
-        h, best = s.history, "" if s.best_score is None else f" · best val pass@1 <b>{fmt_rate(s.best_score)}</b>"
-        last = (f"reward {fmt_number(h.last('charts/reward'))} · train pass rate {fmt_rate(h.last('charts/pass_rate'))}"
-                if s.config.optim.algo == "grpo" else f"loss {fmt_number(h.last('losses/sft_loss'))}")
-        return (f"<span class='wb-status-value'>{s.status}</span> · step <b class='wb-step-count'>{s.global_step:,}</b> "
-                f"of {s.total_timesteps:,} · {fmt_number(round(60 * s.sps))} steps/min · ETA {fmt_duration(s.eta)} · "
-                f"{last}{best}{err}")
-    best = "" if s.best_score is None else f" · best eval <b>{fmt_number(s.best_score)}</b>"
-    rounded = s.total_timesteps != s.config.ppo.total_timesteps
-    total = (f"<span title='{s.config.ppo.total_timesteps:,} asked, rounded up to whole rollouts of "
-             f"{s.config.batch_size:,} steps'>{s.total_timesteps:,}{'*' if rounded else ''}</span>")
+    view = view_of(s.config)
+    best = "" if s.best_score is None else f" · best {view.score_name} <b>{view.fmt_score(s.best_score)}</b>"
     return (f"<span class='wb-status-value'>{s.status}</span> · step <b class='wb-step-count'>{s.global_step:,}</b> "
-            f"of {total} · {fmt_number(round(s.sps))} steps/s · ETA {fmt_duration(s.eta)} · "
-            f"return {fmt_number(s.last_return)}{best}{err}")
+            f"of {view.progress(s)} · ETA {fmt_duration(s.eta)} · {view.measures(s)}{best}{err}")
 
 @patch
 def refresh(self: TrainingDashboard) -> None:
@@ -227,7 +220,7 @@ def _refresh(self: TrainingDashboard) -> None:
         else:
             self._drawn_points, self._charts_drawn, self._charts_at = drawn, s.version, now
     self.live.push(title=title, status=status_line(s), progress=min(1.0, s.global_step / max(1, s.total_timesteps)),
-                   log_new=log_new, extend=tails, samples=s.samples if is_lm(cfg) else None)
+                   log_new=log_new, extend=tails, samples=s.samples if view_of(cfg).samples else None)
 
 @patch
 def _on_view(self: TrainingDashboard) -> None:

@@ -11,8 +11,8 @@ from typing import Optional
 
 from ..runs.store import RunStore
 from ..runs.sinks import fmt_duration, fmt_number, fmt_time
-from .session import MetricHistory, curriculum_text, is_lm, lm_eval_metrics, lm_eval_text
-from .charts import COLORS, CHARTS, _layout
+from .session import MetricHistory, curriculum_text, lm_eval_metrics, lm_eval_text
+from .views import COLORS, CHARTS, _layout, view_of
 from .api import thin
 
 # %% auto #0
@@ -28,14 +28,12 @@ def run_head(run: dict, live_link: str = "", checkpoints: Optional[int] = None) 
     """The top of a run's page (HTML): id, status, env, policy, steps, returns, when it started and how long it ran; for
     an interrupted run, how to go on (`checkpoints`: how many it saved, if known)."""
     end = run["ended_at"] or (time.time() if run["status"] in LIVE_STATUSES else None)
-    lm, team = is_lm(run.get("config")), isinstance(run.get("config"), dict) and "team" in run["config"]
+    view = view_of(run.get("config") if isinstance(run.get("config"), dict) else None)
     took = fmt_duration(end - run["started_at"]) if run["started_at"] and end else "-"
     return (f"<h3 style='margin:4px 0'>{html.escape(run['id'])}{live_link}</h3>"
             f"<p>{html.escape(run['status'])} · {html.escape(str(run['env']))} · {html.escape(str(run['policy']))} "
-            f"{'model' if lm else 'policy'} · step {fmt_number(run['global_step'])} · "
-            f"{'best val team success' if team else 'best val pass@1' if lm else 'best eval return'} "
-            f"{fmt_number(run['best_return'])} · "
-            f"{'last reward' if lm else 'last return'} {fmt_number(run['last_return'])} · "
+            f"{view.noun} · step {fmt_number(run['global_step'])} · best {view.score_name} {fmt_number(run['best_return'])} · "
+            f"{view.last_name} {fmt_number(run['last_return'])} · "
             f"started {fmt_time(run['started_at'] or run['created_at'])} · "
             f"ran {took}</p>"
             + (interrupted_note(run, checkpoints) if run["status"] == "interrupted" else ""))
@@ -46,9 +44,8 @@ def interrupted_note(run: dict, checkpoints: Optional[int] = None) -> str:
     if checkpoints != 0:
         return (f"<p class='wb-interrupted'>{gone}. Resume it from its newest checkpoint: "
                 f"<code>workbench train --resume {html.escape(str(where))}</code></p>")
-    config = run.get("config") if isinstance(run.get("config"), dict) else {}
-    algo = config.get("optim", {}).get("algo") if is_lm(config) else None
-    command = f"workbench train {f'--algo {algo} ' if algo else ''}--config {where / 'config.json'}"
+    config = run.get("config") if isinstance(run.get("config"), dict) else None
+    command = view_of(config).restart(config, where / "config.json")
     return (f"<p class='wb-interrupted'>{gone}, and it saved no checkpoint to resume from. Start it again with its "
             f"settings: <code>{html.escape(command)}</code></p>")
 

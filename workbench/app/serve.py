@@ -14,11 +14,10 @@ import tornado.web
 
 from ..runs.events import Metric
 from ..runs.store import RunStore
-from ..train.config import TrainConfig
-from ..train.lm import LMTrainConfig
 from ..runs.sinks import fmt_number, fmt_time
-from .session import TrainingSession, MetricHistory
-from .charts import chart_figure, chart_set, _layout
+from .session import SESSION_ALGORITHMS, TrainingSession, MetricHistory
+from .charts import chart_figure
+from .views import chart_set, view_of, _layout
 from .api import (SystemMonitor, allowed_hosts, check_bind, guard_application, public_host, system_line, StatusApi,
                                RunsApi, MetricsApi, RunApi, PerformanceApi, TrendsApi, SweepsApi, SweepApi, NotFoundApi,
                                sweeps_summary)
@@ -208,7 +207,13 @@ def run_page(app: WorkbenchApp, suffix: str):
 
 # %% ../../nbs/07f_app.serve.ipynb #0500e2d5
 # the picker's values for a new session: (label, config class); the others are live sessions' run ids
-NEW_SESSIONS = {"": ("New session", TrainConfig), "new-lm": ("New language-model session", LMTrainConfig)}
+def _new_sessions() -> dict:
+    "One picker value a config the app's algorithms train (`SESSION_ALGORITHMS`), labelled by its view; PPO's first, as ''."
+    firsts = {}
+    for a in SESSION_ALGORITHMS.values(): firsts.setdefault(a.config, a)
+    return {("" if a.kind is None else f"new-{a.kind}"): (view_of(a.config()).new_label, a.config) for a in firsts.values()}
+
+NEW_SESSIONS = _new_sessions()
 
 def live_page(app: WorkbenchApp, suffix: str):
     from workbench.train.config import RunConfig

@@ -15,11 +15,12 @@ from ..runs.events import Event, Kind, Metric
 from ..train.config import KNOBS, TrainConfig
 from ..train.runner import ALGORITHMS, algorithm_of, new_trainer, record_run, fit_run
 from ..runs.sinks import fmt_number
+from .views import fmt_rate, view_of
 
 # %% auto #0
-__all__ = ['SESSION_ALGORITHMS', 'SESSION_CONFIGS', 'LIVE_KNOBS', 'LM_SLIDERS', 'ALL_KNOBS', 'MetricHistory', 'is_lm',
-           'session_knobs', 'knob_values', 'planned_steps', 'describe', 'TrainingSession', 'lm_eval_metrics',
-           'fmt_rate', 'lm_eval_text', 'curriculum_text']
+__all__ = ['SESSION_ALGORITHMS', 'SESSION_CONFIGS', 'LIVE_KNOBS', 'LM_SLIDERS', 'ALL_KNOBS', 'MetricHistory', 'session_knobs',
+           'knob_values', 'planned_steps', 'describe', 'TrainingSession', 'lm_eval_metrics', 'lm_eval_text',
+           'curriculum_text']
 
 # %% ../../nbs/07a_app.session.ipynb #f833c8e4
 class MetricHistory:
@@ -71,11 +72,6 @@ LIVE_KNOBS = tuple(KNOBS)   # the PPO fields declared `live(..., slider=...)` in
 LM_SLIDERS = {"max_grad_norm": (0.0, 5.0), "beta": (0.0, 0.2), "temperature": (0.05, 2.0)}   # slider ranges of the LM knobs
 # (GRPO samples at a temperature above 0: at 0 every group is identical)
 ALL_KNOBS = tuple(dict.fromkeys(k for a in SESSION_ALGORITHMS.values() for k in a.trainer.KNOBS))   # every knob parameter
-
-def is_lm(config) -> bool:
-    "Whether `config` is a language-model run's: an `LMTrainConfig`, or its dict as stored (an `optim` section with an `algo`)."
-    if isinstance(config, dict): return isinstance(config.get("optim"), dict) and "algo" in config["optim"]
-    return config is not None and algorithm_of(config).kind == "lm"
 
 def session_knobs(cfg) -> tuple:
     "The knobs of a run of `cfg` (its trainer's `KNOBS`): PPO's sliders, a GRPO run's live settings, SFT's lr and clip."
@@ -211,8 +207,6 @@ def lm_eval_metrics(d: dict) -> dict:
     "The history keys of a language-model run's `eval` event: `eval/pass_rate`, `eval/pass_rate/<level>`, SFT's `eval/val_loss`."
     return {f"eval/{k}": v for k, v in d.items() if k in ("pass_rate", "val_loss") or k.startswith("pass_rate/")}
 
-def fmt_rate(x) -> str: return "-" if x is None else f"{x:.2f}"
-
 def lm_eval_text(d: dict) -> str:
     "A language-model run's evaluation in words: 'val pass@1 0.93 [0.86, 0.97] (easy 1.00, medium 0.90, hard 0.90)'."
     ci = d.get("ci95") or []
@@ -243,7 +237,8 @@ def _on_event(self: TrainingSession, e: Event) -> None:
         self._set(status=d["status"], global_step=e.step, **({"error": d["error"]} if "error" in d else {}))
         self._note(e.step, "status", f"status: {d['status']}" + (f" ({d['error']})" if "error" in d else ""))
     elif e.kind == Kind.CHECKPOINT:
-        score = f"val pass@1 {fmt_rate(d.get('score'))}" if is_lm(self.config) else f"eval return {fmt_number(d.get('score'))}"
+        view = view_of(self.config)
+        score = f"{view.score_name} {view.fmt_score(d.get('score'))}"
         extra = f" (new best, {score})" if d.get("best") else ""
         self._note(e.step, "checkpoint", f"checkpoint ({d.get('reason', '')}): {d['path']}{extra}")
         self._set(**({"best_score": d["score"]} if d.get("best") and d.get("score") is not None else {}))

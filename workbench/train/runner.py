@@ -51,7 +51,13 @@ ALGORITHMS = {a.name: a for a in (   # adding an algorithm: its module, and one 
 )}
 
 def algorithm_of(cfg) -> Algorithm:
-    "The algorithm a config trains (by its class, and for token agents its `optim.algo`)."
+    """The algorithm a config trains (by its class, and for token agents its `optim.algo`); for a config as stored (a
+    dict, maybe from an older version), the one whose sections it matches best."""
+    if isinstance(cfg, dict):
+        optim = cfg.get("optim") if isinstance(cfg.get("optim"), dict) else {}
+        fit = lambda a: (len(cfg.keys() & a.config.SECTIONS.keys()) - len(cfg.keys() - a.config.SECTIONS.keys()),
+                         a.name.endswith(str(optim.get("algo"))))
+        return max(ALGORITHMS.values(), key=fit)
     algo = getattr(getattr(cfg, "optim", None), "algo", None)
     return next(a for a in ALGORITHMS.values() if type(cfg) is a.config and (algo is None or a.name.endswith(algo)))
 
