@@ -349,7 +349,7 @@ def test_killing_a_batch_judge_or_a_grpo_trainer_kills_its_sandboxes(tmp_path, j
 
 
 def test_a_response_s_processes_share_one_memory_cap():
-    "Ten processes of 100 MB each, under 160 MB a process: the cgroup's cap (160 + 64 + 32 MB) lets at most two finish."
+    "Ten processes of 100 MB each, under 160 MB a process: the cgroup's cap (160 + 64 + 32 MB) lets at most two end clean."
     hog = textwrap.dedent("""
         import os, time
         kids = []
@@ -370,7 +370,9 @@ def test_a_response_s_processes_share_one_memory_cap():
         pytest.skip(f"no memory cgroup here: {r.enforced['memory']}")
     assert r.enforced["oom_kills"] >= 1, r
     clean, done = (int(x) for x in r.stdout.split()) if r.status == "ok" else (0, 0)
-    assert clean <= 2 and done <= 3, (r.status, r.stdout, r.enforced)
+    # With a cap a process, all ten would end clean. `done` is not bounded: the OOM killer may pick a child that had
+    # finished its 100 MB and was sleeping, which lets another finish its own (4 of 10 seen on a loaded machine).
+    assert clean <= 2 and done < 10, (r.status, r.stdout, r.enforced)
 
 
 def test_the_box_has_its_own_minimal_etc():
