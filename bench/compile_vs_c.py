@@ -14,8 +14,9 @@ shared machine's drift hits all alike):
                   here, by replacing the backend's `act` in the run's process; the package has no such option.
 
 With `--pure-lstm`, the LSTM's torch modes run again with `WORKBENCH_KERNELS=0` (`*-nokern`): on `puffer:cartpole`,
-where episodes begin at most steps of a block, the torch backend's LSTM replays through `LSTMScan`, whose steps are
-C (`lstm_scan.c`) too, so only these runs are torch alone.
+where episodes begin at most steps of a block, the torch backend's LSTM replayed through `LSTMScan`, whose steps
+were C (`lstm_scan.c`) too, so only these runs were torch alone. `lstm_scan.c` is gone since (RESULTS.md section
+17): on a tree without it, `*-nokern` runs as the mode it repeats.
 
 Jobs: `puffer:cartpole` as `sps_puffer_cartpole.py` runs it (256 agents x 64 steps, 4 minibatches of 4,096, 1
 epoch, lr 1e-3, hidden 128, 1 layer: for the transformer one encoder layer of width 128, 2 heads, window 8), and the
