@@ -149,9 +149,10 @@ def processes_of(tmp):
     return found
 
 
-@pytest.fixture
-def ray_cluster(tmp_path):
-    "A local Ray cluster (head node, 2 CPUs) started for the test and stopped after it."
+@pytest.fixture(scope="session")
+def ray_cluster():
+    """A local Ray cluster (head node, 2 CPUs), started once for the tests that use it (`workbench batch --ray`,
+    `workbench sweep --ray`: each starts and stops 9 and 7 s) and stopped at the end of the session."""
     pytest.importorskip("ray")
     ray_bin = Path(sys.executable).parent / "ray"
     port = free_port()

@@ -187,6 +187,33 @@ TRAIN += [
     (["--team", "--level", "hard"], "level is a setting of code tasks"),
     (["--team", "--lora", "8"], "lora does not apply to the tiny model"),
     (["--team", "--vocab", "256"], "tiny model vocab must be at least 258"),
+    (["--team", "--alpha", "1.5"], "alpha must be in [0, 1], got 1.5"),
+    (
+        ["--team", "--policy-map", "planner=a,coder=b"],
+        "policy_map names role 'coder', but the env's roles are planner, executor",
+    ),
+    (["--team", "--grouping", "role"], "grouping"),
+    (["--team", "--roles", "coder,tester"], "a team is planner,executor or solo"),
+    (["--team", "--task", "code"], "a code team writes programs: max_new_tokens must be at least 48, got 24"),
+    (
+        ["--team", "--task", "code", "--max-new-tokens", "64", "--roles", "planner,executor"],
+        "a code team is tester,coder or solo",
+    ),
+    (
+        ["--team", "--task", "code", "--max-new-tokens", "64", "--level", "expert"],
+        "level must be one of easy, medium, hard",
+    ),
+    (["--team", "--task", "maze"], "task"),
+    (["--team", "--path-reward", "steps"], "path_reward"),
+    (["--team", "--sampling", "forest"], "sampling"),
+    (["--algo", "sft", "--task", "code?level=expert"], "unknown level 'expert'"),
+    (["--algo", "sft", "--task", "code?turns=0"], "turns must be at least 1"),
+    (["--algo", "sft", "--sft-demos", "-1"], "sft_demos must be 0 (fresh tasks) or more"),
+    (["--algo", "sft", "--task", "code?reward=style"], "unknown reward 'style'"),
+    (["--algo", "sft", "--model", "./missing-model"], "does not exist"),
+    (["--algo", "sft", "--model", "./not-a-model"], "is not a causal language model folder"),
+    (["--algo", "sft", "--task", "code?source=file&path=corrupt-tasks.jsonl"], "corrupt-tasks.jsonl"),
+    (["--algo", "sft", "--grup-size", "4"], "unrecognized arguments"),
 ]
 SWEEP = str(ROOT / "nbs" / "experiments" / "sweeps" / "cartpole.toml")
 OTHERS += [
@@ -250,11 +277,18 @@ FILES = {
 FILES.update(
     {"bad.json": '["assert f(1) == 2"', "dict.json": '{"test": "assert f(1) == 2"}', "mixed.json": '["assert 1", 2]'}
 )
+FILES.update(
+    {
+        "not-a-model/config.json": '{"model_type": "nonsense"}',
+        "corrupt-tasks.jsonl": '{"id": "a", "prompt": "def f(x):\\n"\nnot json\n',
+    }
+)
 
 
 @pytest.fixture
 def folder(tmp_path, monkeypatch):
     for name, text in FILES.items():
+        (tmp_path / name).parent.mkdir(exist_ok=True)
         (tmp_path / name).write_text(text)
     monkeypatch.chdir(tmp_path)
     return tmp_path
