@@ -10,7 +10,7 @@ import torch
 import torch.nn as nn
 
 # %% auto #0
-__all__ = ['LSTMScan', 'lstm_sequence']
+__all__ = ['LSTMScan', 'keep_scan_eager', 'lstm_sequence']
 
 # %% ../../nbs/02a_policy.replay.ipynb #9643ef0b
 class LSTMScan(torch.autograd.Function):
@@ -52,13 +52,20 @@ class LSTMScan(torch.autograd.Function):
         return dG, dG.flatten(0, 1).t() @ hprev.flatten(0, 1), dh, dc, None
 
 # %% ../../nbs/02a_policy.replay.ipynb #1c1606c1
-@torch.compiler.disable   # eager under torch.compile: traced, its Python loop over T steps costs minutes of compile
 def _lstm_scan(lstm: nn.LSTM, e: torch.Tensor, state: tuple, starts: torch.Tensor) -> tuple:
     "`lstm_sequence` stepped in one autograd node (`LSTMScan`): the input projection of every step in one matmul first."
     T, B, _ = e.shape
     gx = torch.addmm(lstm.bias_ih_l0 + lstm.bias_hh_l0, e.flatten(0, 1), lstm.weight_ih_l0.t()).view(T, B, -1)
     out, h, c = LSTMScan.apply(gx, lstm.weight_hh_l0, state[0][0], state[1][0], starts)
     return out, (h[None], c[None])
+
+_SCAN = [_lstm_scan]   # what `lstm_sequence` calls: `_lstm_scan`, or after `keep_scan_eager()` its eager wrapper
+
+def keep_scan_eager() -> None:
+    """Run the scan eagerly inside `torch.compile` from now on: traced, its Python loop over the block's steps takes
+    minutes to compile (285 s for CartPole's 64). Whoever compiles a policy calls it (PPO's `--compile`); it is not done
+    at import because the wrapper imports `torch._dynamo`, a second more at every start of the command."""
+    if _SCAN[0] is _lstm_scan: _SCAN[0] = torch.compiler.disable(_lstm_scan)
 
 def _lstm_stretches(lstm: nn.LSTM, e: torch.Tensor, state: tuple, starts: torch.Tensor, times: list) -> tuple:
     "`lstm_sequence` cut at `times` (the steps where some env begins), each stretch one call from the state it reached."
@@ -143,7 +150,7 @@ def lstm_sequence(lstm: nn.LSTM, e: torch.Tensor, state: tuple, starts: torch.Te
     times = torch.nonzero(starts[1:].any(1)).flatten().add(1).tolist()   # the steps where some env begins
     dense = len(times) > T // 2                                          # episodes begin at most steps
     if scan is None: scan = lstm.num_layers == 1 and e.dtype in (torch.float32, torch.float64) and dense
-    if scan and not packed and not e.is_cuda: return _lstm_scan(lstm, e, state, starts)
+    if scan and not packed and not e.is_cuda: return _SCAN[0](lstm, e, state, starts)
     if packed is None: packed = e.is_cuda and dense
     if packed: return _lstm_packed(lstm, e, state, starts)
     return _lstm_stretches(lstm, e, state, starts, times)

@@ -13,6 +13,7 @@ import torch
 from fastcore.basics import patch
 from ..env.make import check_memory, describe_spaces, is_continuous, make_env
 from ..policy import make_policy
+from ..policy.replay import keep_scan_eager
 from .config import KNOBS, LIVE_HPARAMS, TrainConfig
 from ..runs.events import Controls, EventBus, Kind, Metric
 from .loop import Trainer
@@ -150,6 +151,7 @@ class PPOTrainer(Trainer):
         # average their gradients through shared memory (`HostSync`: gloo's all-reduce over loopback costs more than the
         # backward pass it follows); anywhere else DDP wraps the model.
         self.sync = HostSync.create(self.accelerator, self.policy, cfg.run.grad_sync)
+        if cfg.run.compile: keep_scan_eager()   # an LSTM's scan stays eager: traced, it takes minutes to compile
         model = torch.compile(self.policy) if cfg.run.compile else self.policy
         self._train_model = model if self.sync else self.accelerator.prepare(model)
         self.learner = make_backend(self.policy, self.optimizer, cfg, self._train_model, self.accelerator, len(self.roles),
