@@ -18,6 +18,7 @@ PUBLIC = {   # name -> the module that defines it, in the order of the data flow
     "RunStore": "workbench.runs.store",
     "evaluate_policy": "workbench.judge.episodes",
     "PPOConfig": "workbench.train.config", "RunConfig": "workbench.train.config", "TrainConfig": "workbench.train.config",
+    "LMTrainConfig": "workbench.train.lm_config", "TeamTrainConfig": "workbench.train.team",
     "load_checkpoint": "workbench.train.checkpoint", "PPOTrainer": "workbench.train.ppo",
     "train_run": "workbench.train.runner",
     "job_info": "workbench.jobs.notebook", "record_result": "workbench.jobs.notebook",

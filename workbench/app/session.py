@@ -179,8 +179,11 @@ def _note(self: TrainingSession, step: int, kind: str, text: str):
 # %% ../../nbs/07a_app.session.ipynb #463bfc41
 @patch
 def start(self: TrainingSession) -> TrainingSession:
-    "Record the run, build the trainer and train in a background thread; returns the session."
-    if self.trainer is not None: raise WorkbenchError(f"session {self.run_id} has already started; make a new TrainingSession")
+    """Record the run, build the trainer and train in a background thread; returns the session. A session that has
+    started already (its Start pressed, say, before this cell ran) stays as it is, and one line says so."""
+    if self.trainer is not None:
+        print(f"session {self.run_id} has started already ({self.status}): nothing to do (a new run: a new TrainingSession)")
+        return self
     moved = {k: getattr(self, k) for k, v in knob_values(self.config).items() if getattr(self, k) != v}
     cfg = self.config.replace(**moved) if moved else self.config
     self._set(status="starting")

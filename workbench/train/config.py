@@ -123,10 +123,18 @@ class RunConfig:
             raise ConfigError(f"torch_threads must be at least 1 or None, got {self.torch_threads}")
 
 # %% ../../nbs/05a_train.config.ipynb #e9f61b70
-class Sections:
+class _FlatKeywords(type):
+    "Lets a `Sections` config be called with flat keys, `TrainConfig(env=\"gym:CartPole-v1\", total_timesteps=50_000)`."
+    def __call__(cls, *args, **kw):
+        if args or all(k in cls.SECTIONS and isinstance(v, cls.SECTIONS[k]) for k, v in kw.items()):
+            return super().__call__(*args, **kw)   # its sections (or none: the defaults)
+        return cls.from_dict(kw)                   # flat keys (or a dict a section), checked as from_dict checks them
+
+class Sections(metaclass=_FlatKeywords):
     """Settings in frozen sections (a dataclass field each, `SECTIONS` naming their types), keys unique across
-    sections: read flat or nested, written nested, changed by flat key. `TrainConfig` (PPO) and the language-model
-    trainers' `LMTrainConfig` are both made this way."""
+    sections: read flat or nested, written nested, changed by flat key; built from its sections, from flat keyword
+    arguments, or `from_dict`. `TrainConfig` (PPO) and the language-model trainers' `LMTrainConfig` are both made
+    this way."""
     SECTIONS: ClassVar[dict] = {}
     DEFAULTS: ClassVar[dict] = {}   # flat keys whose defaults here differ from their section's
 
