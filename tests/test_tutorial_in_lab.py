@@ -112,6 +112,7 @@ def lab(tmp_path):
     runs_dir = tmp_path / "runs"
     for old, new in [
         ("total_timesteps = 20_000", "total_timesteps = 5_000_000"),
+        ("time.sleep(5)   # the kernel is busy", "time.sleep(15)   # the kernel is busy"),
         ('runs_dir = tempfile.mkdtemp(prefix=\\"workbench-tutorial-\\")', f'runs_dir = \\"{runs_dir}\\"'),
     ]:
         assert text.count(old) == 1, f"the tutorial no longer has {old!r}: update this test"
@@ -140,14 +141,17 @@ def test_tutorial_live_in_jupyterlab(lab):
         run_button = page.locator("jp-button[data-command='notebook:run-cell-and-select-next']")
         position = [0]
 
-        def run_until(text: str):
-            "Run cells in order up to and including the first code cell whose source contains `text`."
+        def run_until(text: str, wait: bool = True):
+            """Run cells in order up to and including the first code cell whose source contains `text` (that one
+            without waiting for it to end, if not `wait`)."""
             while True:
                 cell = cells.nth(position[0])
                 position[0] += 1
                 source = cell.locator(".jp-InputArea-editor").text_content() or ""
                 cell.locator(".jp-InputArea-prompt").click()
                 run_button.click()
+                if not wait and text in source:
+                    return cell
                 if "jp-CodeCell" in (cell.get_attribute("class") or ""):
                     prompt = cell.locator(".jp-InputArea-prompt")
                     wait_for(
@@ -196,17 +200,42 @@ def test_tutorial_live_in_jupyterlab(lab):
         page.locator(".wb-live .wb-status").scroll_into_view_if_needed()
         page.screenshot(path=str(shots / "1_running.png"), full_page=True)
 
+        # A cell that keeps the kernel busy for 15 s: the counter goes on moving (the dashboard's poller is a thread),
+        # and Pause and Resume clicked meanwhile act and show within 2 s.
+        status = page.locator(".wb-live .wb-status-value")
+        busy = run_until("the kernel is busy", wait=False)
+        busy.locator(".jp-InputArea-prompt").get_by_text("[*]").wait_for(timeout=10_000)
+        began, seen = time.monotonic(), []
+        while time.monotonic() - began < 6:
+            seen.append(steps())
+            time.sleep(0.2)
+        clicked = time.monotonic()
+        page.get_by_role("button", name="Pause", exact=True).click()
+        status.get_by_text("paused").wait_for(timeout=10_000)
+        paused_after = time.monotonic() - clicked
+        page.get_by_role("button", name="Resume", exact=True).click()
+        status.get_by_text("running").wait_for(timeout=10_000)
+        while "[*]" in (busy.locator(".jp-InputArea-prompt").text_content() or ""):
+            seen.append(steps())
+            time.sleep(0.2)
+        assert time.monotonic() - began > 10, "the busy cell did not keep the kernel busy"
+        moves = sum(b > a for a, b in zip(seen, seen[1:]))
+        assert moves >= 10, f"the counter moved {moves} times while a cell ran: {seen}"
+        assert paused_after <= 2.0, f"'paused' showed {paused_after:.1f} s after the click, while a cell ran"
+
         # Pause stops the counter; Resume starts it again.
         page.get_by_role("button", name="Pause", exact=True).click()
         page.locator(".wb-live .wb-status-value").get_by_text("paused").wait_for(timeout=30_000)
         paused_at = steps()
         time.sleep(2.0)
         assert steps() == paused_at, "the step counter moved while paused"
+        store = RunStore(lab.runs_dir)
+        (run,) = store.runs()
+        assert run["global_step"] == paused_at, (run["global_step"], paused_at)  # the view and the store agree
         page.get_by_role("button", name="Resume", exact=True).click()
         wait_for(lambda: steps() > paused_at, timeout=30, what="steps after resume")
 
         # A learning-rate change from the dashboard reaches the trainer; the store records it as from the notebook.
-        store = RunStore(lab.runs_dir)
         run_id = wait_for(lambda: [r["id"] for r in store.runs()], timeout=30, what="the run in the store")[0]
         lr = page.locator(".wb-knob-learning_rate input")
         lr.fill("0.0005")

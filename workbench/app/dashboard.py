@@ -5,7 +5,7 @@
 # %% ../../nbs/07c_app.dashboard.ipynb #85fba912
 from __future__ import annotations
 from ..core import WorkbenchError, config_fields, _unwrap_optional  # first: quiets dependency notices
-import html, time, typing
+import html, sys, threading, time, typing
 
 import panel as pn
 import param
@@ -20,7 +20,7 @@ from .charts import LiveView, chart_figure, chart_tail, setup_notebook, notebook
 from ..runs.sinks import fmt_duration, fmt_time
 
 # %% auto #0
-__all__ = ['KNOB_LABELS', 'field_widget', 'ConfigForm', 'knob_widget', 'TrainingDashboard', 'status_line']
+__all__ = ['KNOB_LABELS', 'ENDED', 'field_widget', 'ConfigForm', 'knob_widget', 'TrainingDashboard', 'status_line']
 
 # %% ../../nbs/07c_app.dashboard.ipynb #4d1bba2b
 def field_widget(name: str, tp, value, doc: str = ""):
@@ -105,6 +105,8 @@ def knob_widget(session: TrainingSession, name: str):
     return pn.widgets.EditableFloatSlider(start=lo, end=hi, fixed_start=p.bounds[0], step=0.001 if hi <= 0.2 else 0.01,
                                           width=200, **kw)
 
+ENDED = ("stopped", "finished", "failed", "diverged")   # a session's statuses after which nothing changes
+
 class TrainingDashboard(pn.viewable.Viewer):
     "Live controls, charts, progress, samples and log of one `TrainingSession`."
     session = param.ClassSelector(class_=TrainingSession)
@@ -117,6 +119,7 @@ class TrainingDashboard(pn.viewable.Viewer):
         super().__init__(**params)
         s = self.session if self.session is not None else TrainingSession()
         self.session, self._drawn, self._callback, self._syncing, self._resync = s, None, None, False, []
+        self._lock, self._poller = threading.RLock(), None   # one refresh at a time: the poller's, a view's, a button's
         self._charts_drawn, self._charts_at, self._log_drawn = None, 0.0, None
         self.form = ConfigForm(value=s.config)
         self.form.param.watch(lambda e: setattr(s, "config", e.new) if s.trainer is None else None, "value")
@@ -153,16 +156,34 @@ class TrainingDashboard(pn.viewable.Viewer):
 
     def __panel__(self):
         self.draw_charts()          # a new view starts from the whole history
-        if self._callback is None:  # one poller per dashboard, tied to the page (server) or the kernel's loop
+        if self._callback is None and self._poller is None:   # one poller per dashboard: here the page's server's
             self._callback = pn.state.add_periodic_callback(self.refresh, period=self.period_ms)
         return self._layout
 
     def _ipython_display_(self):
-        "In a notebook: set Panel up if `setup_notebook()` was not called, then the dashboard and its `fallback_note`."
+        """In a notebook: set Panel up if `setup_notebook()` was not called, then the dashboard and its `fallback_note`;
+        its poller is a thread, so the view moves while other cells run."""
         from IPython.display import display, HTML
         if not notebook_ready(): setup_notebook()
+        self.poll_in_thread()
         display(HTML(fallback_note(self.live.view_id)))
         display(self.__panel__())
+
+    def poll_in_thread(self) -> threading.Thread:
+        "Refresh every `period_ms` from a thread of its own until the run has ended and is drawn (once a dashboard)."
+        if self._poller is None:
+            self._poller = threading.Thread(target=self._poll, daemon=True, name=f"workbench-view-{id(self):x}")
+            self._poller.start()
+        return self._poller
+
+    def _poll(self) -> None:
+        ended = lambda: self.session.status in ENDED and self._charts_drawn == self.session.version and not self._resync
+        while not ended():
+            time.sleep(self.period_ms / 1000)
+            try: self.refresh()
+            except Exception as e:   # a view that cannot be sent to (a closed comm) must not end in a traceback
+                print(f"workbench: the dashboard stopped updating ({type(e).__name__}: {e})", file=sys.stderr)
+                return
 
 # %% ../../nbs/07c_app.dashboard.ipynb #687fcf75
 def status_line(s: TrainingSession) -> str:
@@ -177,10 +198,11 @@ def status_line(s: TrainingSession) -> str:
 @patch
 def refresh(self: TrainingDashboard) -> None:
     "Bring every view up to date with the session (only what changed since the last call), in one message."
-    with pn.io.hold(): self._refresh()
-    if self._resync and time.monotonic() >= self._resync[0]:
-        self._resync.pop(0)
-        self._sync_controls()
+    with self._lock:
+        with pn.io.hold(): self._refresh()
+        if self._resync and time.monotonic() >= self._resync[0]:
+            self._resync.pop(0)
+            self._sync_controls()
 
 @patch
 def _refresh(self: TrainingDashboard) -> None:
@@ -226,14 +248,17 @@ def _refresh(self: TrainingDashboard) -> None:
 def _on_view(self: TrainingDashboard) -> None:
     """A view opened in a page (maybe a reloaded one, showing the state the notebook saved): send it everything as it is
     now: the charts from the whole history, the live parts, and each control's state."""
-    with pn.io.hold():
-        self.draw_charts()
-        self._drawn = None
-        self._refresh()
-        self.live.param.trigger("title", "status", "progress", "alert", "log", "samples")
-    self._sync_controls()
-    now = time.monotonic()   # and again, less and less often: a page still wiring up its widgets (a slow
-    self._resync = [now + t for t in (0.5, 1, 2, 4, 8, 15, 30)]   # browser, a busy machine) can miss the first ones
+    with self._lock:
+        with pn.io.hold():
+            self.draw_charts()
+            self._drawn = None
+            self._refresh()
+            self.live.param.trigger("title", "status", "progress", "alert", "log", "samples")
+        self._sync_controls()
+        now = time.monotonic()   # and again, less and less often: a page still wiring up its widgets (a slow
+        self._resync = [now + t for t in (0.5, 1, 2, 4, 8, 15, 30)]   # browser, a busy machine) can miss the first
+    if self._poller is not None and not self._poller.is_alive():   # a notebook's, ended with its run: the resyncs
+        self._poller = None; self.poll_in_thread()
 
 # %% ../../nbs/07c_app.dashboard.ipynb #cc6f17d8
 @patch
