@@ -4,6 +4,7 @@ picker, smoothing, wall-time axis and hyperparameter diff, the header's system l
 hold at 1024 px (the Live page's included)."""
 
 import os, re, urllib.request
+from pathlib import Path
 
 import pytest
 
@@ -19,7 +20,7 @@ from conftest import (
     workbench,
 )
 from test_app import Server
-from workbench.app.pages import ema
+from workbench.app.pages import ema, on_disk
 from workbench.runs.store import RunStore
 
 WIDTH = 1024  # the narrowest layout the pages must hold
@@ -32,7 +33,8 @@ def offsite(urls) -> list:
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
-    "Two runs of 1,024 steps, evaluated every 8 updates, that differ only in learning rate; a server over them."
+    """Two runs of 1,024 steps, evaluated every 8 updates, a checkpoint an update (the last 2 kept), that differ only
+    in learning rate; a server over them."""
     runs_dir = tmp_path_factory.mktemp("serve-pages") / "runs"
     ids = []
     for lr in ("0.0025", "0.001"):
@@ -47,6 +49,10 @@ def served(tmp_path_factory):
             2,
             "--learning-rate",
             lr,
+            "--checkpoint-every",
+            1,
+            "--keep-last",
+            2,
             "--runs-dir",
             runs_dir,
             "--json",
@@ -143,10 +149,14 @@ def test_run_page(served, context):
         ".map(c => [c.getAttribute('tabulator-field'), c.innerText]))"
     )
     rows = [r.evaluate(cells) for r in page.locator(".wb-checkpoints .tabulator-row").all()]
-    stored = store.checkpoints(run_id)
+    stored = on_disk(store.checkpoints(run_id))  # what is on disk: files keep_last pruned are not listed
     assert [r["step"] for r in rows] == [f"{c['step']:,}" for c in stored] and all(
         r["file"].startswith("checkpoints/") for r in rows
     )
+    run_dir = Path(store.get_run(run_id)["run_dir"])
+    files = {str(p.relative_to(run_dir)) for p in run_dir.glob("checkpoints/step_*.pt")}
+    assert {r["file"] for r in rows} == files, (rows, files)
+    assert len(store.checkpoints(run_id)) > len(rows), "no checkpoint was pruned: the test shows nothing"
     assert [r["best"] for r in rows] == ["✓" if c["is_best"] else "" for c in stored] and "✓" in [
         r["best"] for r in rows
     ]

@@ -17,7 +17,7 @@ from .api import thin
 
 # %% auto #0
 __all__ = ['LIVE_STATUSES', 'CHART_KEYS', 'OVERLAY_POINTS', 'NOT_SET', 'HPARAMS_CSS', 'run_head', 'interrupted_note',
-           'event_text', 'event_details', 'event_rows', 'checkpoint_rows', 'chart_keys', 'metric_history',
+           'event_text', 'event_details', 'event_rows', 'on_disk', 'checkpoint_rows', 'chart_keys', 'metric_history',
            'eval_history', 'ema', 'duration_ticks', 'overlay_series', 'overlay_figure', 'flatten_config', 'config_diff',
            'hparams_html']
 
@@ -78,6 +78,10 @@ def event_rows(events: list):
              "details": event_details(e["kind"], e["data"])}
             for e in reversed(events)]
     return pd.DataFrame(rows, columns=["time", "step", "kind", "details"])
+
+def on_disk(checkpoints: list) -> list:
+    "The checkpoints (store rows) whose file is still there: those `keep_last` pruned left out."
+    return [c for c in checkpoints if Path(c["path"]).exists()]
 
 def checkpoint_rows(checkpoints: list, run_dir: Optional[str] = None):
     "A run's checkpoints as a table: local time, step, why, evaluation score, ✓ for the best, file (within `run_dir`)."

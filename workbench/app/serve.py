@@ -22,7 +22,7 @@ from .api import (SystemMonitor, allowed_hosts, check_bind, guard_application, p
                                RunsApi, MetricsApi, RunApi, PerformanceApi, TrendsApi, SweepsApi, SweepApi, NotFoundApi,
                                sweeps_summary)
 from ..jobs.sweep_report import sweep_data, sweep_figures
-from .pages import (LIVE_STATUSES, HPARAMS_CSS, chart_keys, run_head, event_rows, checkpoint_rows,
+from .pages import (LIVE_STATUSES, HPARAMS_CSS, chart_keys, run_head, event_rows, checkpoint_rows, on_disk,
                                  metric_history, eval_history, overlay_series, overlay_figure, hparams_html)
 from .dashboard import TrainingDashboard
 
@@ -182,7 +182,7 @@ def run_page(app: WorkbenchApp, suffix: str):
                                   formatters={"details": {"type": "textarea"}}, **tables)
     history, seen = MetricHistory(), {"row": 0, "drawn": False, "checkpoints": None, "events": None, "evals": 0}
     def refresh() -> str:
-        r, cps, evs = app.store.get_run(run_id), app.store.checkpoints(run_id), app.store.events(run_id)
+        r, cps, evs = app.store.get_run(run_id), on_disk(app.store.checkpoints(run_id)), app.store.events(run_id)
         head.object = run_head(r, live, len(cps))
         rows = app.store.metrics_after(run_id, keys, after=seen["row"])
         evals = [e for e in evs if e["kind"] == "eval"]
@@ -191,7 +191,8 @@ def run_page(app: WorkbenchApp, suffix: str):
             eval_history(evals[seen["evals"]:], history)   # a language-model run's pass rates by level
             seen.update(row=rows[-1]["row"] if rows else seen["row"], drawn=True, evals=len(evals))
             for name, pane in charts.items(): pane.object = chart_figure(history, name, chart_defs)
-        if len(cps) != seen["checkpoints"]: checkpoints.value, seen["checkpoints"] = checkpoint_rows(cps, r["run_dir"]), len(cps)
+        if (on := [(c["step"], c["path"]) for c in cps]) != seen["checkpoints"]:   # saved, pruned: what is on disk
+            checkpoints.value, seen["checkpoints"] = checkpoint_rows(cps, r["run_dir"]), on
         if len(evs) != seen["events"]:
             events.value, seen["events"] = event_rows([e for e in evs if e["kind"] != "samples"]), len(evs)
         return r["status"]
