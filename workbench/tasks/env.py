@@ -88,6 +88,8 @@ class Attempt:
 
 def feedback_of(execution: Score, static: Optional[Score] = None, gate: Optional[float] = 0.5) -> str:
     "One line for the next attempt: which test failed and what came back, the error, or why the code was refused."
+    if static is not None and "syntax_error" in static.details:   # not unsafe: it does not parse (the gate's 0 safety)
+        return f"a syntax error: {static.details['syntax_error']}"[:300]
     if static is not None and gate is not None and static.criteria.get("safety", 1.0) < gate:
         return f"refused as unsafe ({static.explanation})"[:300]
     failure = execution.details.get("failure")
