@@ -117,7 +117,7 @@ class TrainingSession(param.Parameterized):
         self.run_dir, self.summary, self.exception = None, None, None
         self.started_at: Optional[float] = None
         self._thread: Optional[threading.Thread] = None
-        self._syncing = False
+        self._syncing, self._start_lock = False, threading.Lock()   # one start: the dashboard's Start or a cell's
         self.param.watch(lambda *events: self._on_knob(*events), list(ALL_KNOBS))   # `_on_knob` comes below
 
     @param.depends("config", watch=True)
@@ -181,9 +181,15 @@ def _note(self: TrainingSession, step: int, kind: str, text: str):
 def start(self: TrainingSession) -> TrainingSession:
     """Record the run, build the trainer and train in a background thread; returns the session. A session that has
     started already (its Start pressed, say, before this cell ran) stays as it is, and one line says so."""
-    if self.trainer is not None:
-        print(f"session {self.run_id} has started already ({self.status}): nothing to do (a new run: a new TrainingSession)")
-        return self
+    with self._start_lock:   # Start pressed while a cell calls start(): the first starts, the other waits, then says so
+        if self.trainer is not None:
+            print(f"session {self.run_id} has started already ({self.status}): nothing to do (a new run: a new "
+                  "TrainingSession)")
+            return self
+        return self._start()
+
+@patch
+def _start(self: TrainingSession) -> TrainingSession:
     moved = {k: getattr(self, k) for k, v in knob_values(self.config).items() if getattr(self, k) != v}
     cfg = self.config.replace(**moved) if moved else self.config
     self._set(status="starting")
