@@ -100,6 +100,11 @@ def test_grpo_run_driven_through_a_session(tmp_path):
     moves = [e["text"] for e in log if e["kind"] == "curriculum"]
     assert moves and moves[0].startswith(f"curriculum: {MOVE} ") and moves[0].endswith(" over 4 episodes"), moves
     assert "set temperature=0.5, beta=0.05 from test: applied" in [e["text"] for e in log]
+    _, flat = session.history.series("charts/zero_std_groups")  # GRPO with nothing to learn says so, once a streak
+    streaks = "".join("1" if f >= 1.0 else "0" for f in flat).split("0")
+    notices = [e["text"] for e in log if e["kind"] == "notice"]
+    assert len(notices) == sum(len(s) >= 3 for s in streaks), (flat, notices)
+    assert all(re.match(r"no reward spread in (\d+) of \1 groups for 3 steps: ", n) for n in notices), notices
 
     line = status_line(session)
     assert f"stopped</span> · step <b class='wb-step-count'>{session.global_step:,}</b> of 100,000 · " in line, line

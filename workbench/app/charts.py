@@ -58,6 +58,7 @@ LIVE_CSS = """
       .wb-filter button.on { background: #0072b5; color: white; border-color: #0072b5; }
       .wb-log { max-height: 220px; overflow-y: auto; font-family: monospace; font-size: 12px; margin-top: 4px; }
       .wb-log .control { color: #0b5394; } .wb-log .status { font-weight: bold; } .wb-log .eval { color: #555; }
+      .wb-log .notice { color: #8a4b00; font-weight: bold; }
       .wb-samples { margin-top: 8px; font-size: 12px; max-height: 420px; overflow-y: auto; }
       .wb-samples table { border-collapse: collapse; width: 100%; table-layout: fixed; }
       .wb-samples th, .wb-samples td { border-bottom: 1px solid #e5e5e5; padding: 3px 6px; text-align: left; vertical-align: top; overflow-wrap: anywhere; }

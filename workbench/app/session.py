@@ -268,6 +268,9 @@ def _on_event(self: TrainingSession, e: Event) -> None:
     elif e.kind == Kind.CURRICULUM:
         self._note(e.step, "curriculum", f"curriculum: {curriculum_text(d)}")
         self._set()
+    elif e.kind == Kind.NOTICE:   # something going wrong, in one line (GRPO groups without reward spread)
+        self._note(e.step, "notice", d["text"])
+        self._set()
     elif e.kind == Kind.SAMPLES:   # model-written text, for the samples table: never in the log
         self._samples.extend({**s, "step": e.step} for s in d.get("samples", []))
         self._set()

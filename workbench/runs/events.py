@@ -22,6 +22,7 @@ class Kind:
     RESUMED = "resumed"        # a run continued from a checkpoint
     CURRICULUM = "curriculum"  # a language-model run moved to another level of tasks: from, to, the pass rate
     SAMPLES = "samples"        # a few of a language-model run's recent completions with their feedback and reward
+    NOTICE = "notice"          # a line for people: something the trainer sees going wrong, and its likely cause
 
 class Metric:
     "Metric keys read outside the trainer, namespaced as CleanRL's (`charts/`, `losses/`, `perf/`, `eval/`)."
@@ -42,7 +43,6 @@ class Metric:
     EVAL_STD = "eval/std_return"
 
 FINAL_STATUSES = ("finished", "stopped", "failed", "diverged")   # a run in one of these has ended (diverged: non-finite)
-
 
 # %% ../../nbs/03a_runs.events.ipynb #d3517e52
 @dataclass

@@ -37,6 +37,8 @@ class ProgressSink:
             d = e.data
             outcome = "applied" if d["ok"] else d.get("error", "failed")
             self.bar.write(f"control {d['action']} from {d['source']}: {outcome}", file=self.file)
+        elif e.kind == Kind.NOTICE:
+            self.bar.write(f"step {e.step:,}: {e.data['text']}", file=self.file)
         elif e.kind == Kind.STATUS and e.data["status"] in ("paused", "stopped", "failed", "diverged"):
             self.bar.write(f"status: {e.data['status']}" + (f" ({e.data['error']})" if "error" in e.data else ""), file=self.file)
     def close(self): self.bar.close()
@@ -81,6 +83,8 @@ class LineSink:
             self._print(f"step {e.step:,}: checkpoint {d['path']}" + (" (new best)" if d.get("best") else ""))
         elif e.kind == Kind.STATUS and d["status"] != "running":
             self._print(f"step {e.step:,}: {d['status']}" + (f" ({d['error']})" if "error" in d else ""))
+        elif e.kind == Kind.NOTICE:
+            self._print(f"step {e.step:,}: {d['text']}")
 
 # %% ../../nbs/03c_runs.sinks.ipynb #5e5795ab
 def fmt_time(t: Optional[float], date: bool = True) -> str:

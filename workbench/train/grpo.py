@@ -17,7 +17,7 @@ from ..runs.events import Kind
 from .loss import group_advantages
 
 # %% auto #0
-__all__ = ['Curriculum', 'GRPOTrainer']
+__all__ = ['NOTICE_AFTER', 'Curriculum', 'GRPOTrainer', 'no_spread_notice']
 
 # %% ../../nbs/05h_train.grpo.ipynb #591c3289
 class Curriculum:
@@ -55,6 +55,7 @@ class GRPOTrainer(LMTrainer):
         gen = self.cfg.task.env.source == "gen"
         self.curriculum = Curriculum(self.env.level, g.promote_at, g.demote_at, g.window) if g.curriculum and gen else None
         self.reference = self.policy.reference() if g.beta > 0 else None
+        self.flat_steps = 0   # steps in a row whose groups all lacked reward spread (`no_spread_notice`)
 
     def set_hparams(self, **changes) -> None:
         "Live settings, as `LMTrainer`'s; `beta` turns on only in a run that keeps a reference model (started with beta > 0)."
@@ -117,6 +118,19 @@ class GRPOTrainer(LMTrainer):
         keep = sorted(i for ix in groups.values() if rewards[ix].max() - rewards[ix].min() > 1e-6 for i in ix)
         return keep or list(range(len(rows)))
 
+# %% ../../nbs/05h_train.grpo.ipynb #7bfa24be
+NOTICE_AFTER = 3   # steps in a row with no reward spread in any group before the run says so
+
+def no_spread_notice(rewards: torch.Tensor, groups: int, steps: int, level: str) -> str:
+    "Why GRPO has had nothing to learn from for `steps` steps, in one line: every sample failed, passed, or scored alike."
+    where = f"in {groups} of {groups} groups for {steps} steps"
+    if rewards.max() <= 0: return (f"no reward spread {where}: every sample failed at level {level}; start from a "
+                                   "stronger SFT run (more --updates or --sft-demos) or an easier --level")
+    if rewards.min() >= 1: return (f"no reward spread {where}: every sample passed at level {level}; a harder --level "
+                                   "(or the curriculum) gives it something to learn")
+    return (f"no reward spread {where}: each group's samples scored alike; raise --temperature or --group-size "
+            "for samples that differ")
+
 # %% ../../nbs/05h_train.grpo.ipynb #f55f95b5
 @patch
 def _stats(self: GRPOTrainer, tasks, rows, rewards, no_spread, loss, stats, norm, generated, gen_s, judge_s, t0) -> dict:
@@ -137,6 +151,10 @@ def _stats(self: GRPOTrainer, tasks, rows, rewards, no_spread, loss, stats, norm
            "perf/tokens_per_s": generated / max(gen_s, 1e-9), "perf/generate_time": gen_s, "perf/judge_time": judge_s,
            "perf/steps_per_min": 60.0 / (time.perf_counter() - t0)}
     for name in attempts[0].judges: out[f"judges/{name}"] = sum(a.judges[name] for a in attempts) / len(attempts)
+    self.flat_steps = self.flat_steps + 1 if no_spread >= 1.0 else 0
+    if self.flat_steps == NOTICE_AFTER and self.main:   # once a streak: a line in the log, the store and the console
+        self.bus.emit(Kind.NOTICE, self.global_step + 1, text=no_spread_notice(rewards, len({r[2] for r in rows}),
+                                                                                self.flat_steps, self.env.level))
     G, level = self.cfg.grpo.group_size, self.env.level   # review episodes (of the levels below) do not count
     mine = [any(p) for i, p in episodes.items() if tasks[i // G].level == level]
     if self.curriculum is not None and (move := self.curriculum.observe(mine)):
