@@ -90,7 +90,8 @@ def test_grpo_run_driven_through_a_session(tmp_path):
 
     samples = session.samples
     assert 0 < len(samples) <= 16 and [s["step"] for s in samples] == sorted((s["step"] for s in samples), reverse=True)
-    assert set(samples[0]) == {"step", "task", "turn", "completion", "reward", "passed", "feedback"}
+    assert set(samples[0]) == {"step", "task", "prompt", "turn", "completion", "reward", "passed", "feedback"}
+    assert all("def " in s["prompt"] for s in samples), samples[0]["prompt"]  # the prompt it answered (its end)
     log = session.log
     assert not [e for e in log if e["kind"] == "samples"], "completions went into the log"
     evals = [e["text"] for e in log if e["kind"] == "eval"]
@@ -191,6 +192,7 @@ def test_lm_dashboard_and_run_page_in_a_browser(tmp_path):
             row = page.locator(".wb-samples tbody tr").first
             row.wait_for(timeout=60_000)
             assert re.search(r"gen-(easy|medium)-", row.inner_text()), row.inner_text()
+            assert "def " in (row.locator("details pre").first.text_content() or "")  # its prompt, folded under the id
             status = page.locator(".wb-status").inner_text()
             assert "steps/min" in status and "train pass rate" in status, status
             page.locator(".wb-log").get_by_text(f"curriculum: {MOVE}").wait_for(timeout=60_000)
@@ -198,7 +200,8 @@ def test_lm_dashboard_and_run_page_in_a_browser(tmp_path):
             # Paused, a crafted sample: its completion and feedback hold markup, which must show as text.
             page.get_by_role("button", name="Pause").click()
             page.locator(".wb-status-value").get_by_text("paused").wait_for(timeout=60_000)
-            crafted = {"task": "gen-<i>x</i>", "turn": 2, "completion": MARKUP, "reward": 0.5, "passed": True,
+            crafted = {"task": "gen-<i>x</i>", "prompt": "<b class='wb-injected'>prompt</b>", "turn": 2, "completion": MARKUP,
+                       "reward": 0.5, "passed": True,
                        "feedback": "<b class='wb-injected'>feedback</b>"}  # fmt: skip
             session._on_event(Event(Kind.SAMPLES, session.global_step + 1, {"samples": [crafted]}))
             shown = page.locator(".wb-samples pre").filter(has_text='<b class="wb-injected">bold</b><script>')

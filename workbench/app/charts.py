@@ -100,6 +100,7 @@ LIVE_JS = """
       const COLS = ["step", "task", "turn", "reward", "passed", "completion", "feedback"]
       const WIDTHS = ["6%", "14%", "5%", "7%", "6%", "37%", "25%"]
       const cell = (r, c) => c === "completion" ? `<pre>${esc(r.completion ?? "")}</pre>`
+        : c === "task" && r.prompt ? `<details><summary>${esc(r.task ?? "")}</summary><pre>${esc(r.prompt)}</pre></details>`
         : c === "passed" ? (r.passed ? "yes" : "no") : c === "reward" && typeof r.reward === "number" ? r.reward.toFixed(2) : esc(r[c] ?? "")
       const showSamples = (rows) => {
         samples.style.display = rows.length ? "" : "none"

@@ -161,8 +161,8 @@ def _stats(self: GRPOTrainer, tasks, rows, rewards, no_spread, loss, stats, norm
         self.env.level = move["to"]
         if self.main: self.bus.emit(Kind.CURRICULUM, self.global_step + 1, **move)
     if self.main:
-        shown = [{"task": a.task_id, "turn": a.turn, "completion": s.text[:400], "reward": a.reward, "passed": a.passed,
-                  "feedback": a.feedback} for s, a, *_ in rows[:: max(1, len(rows) // 4)][:4]]
+        shown = [{"task": a.task_id, "prompt": s.prompt[-1200:], "turn": a.turn, "completion": s.text[:400], "reward": a.reward,
+                  "passed": a.passed, "feedback": a.feedback} for s, a, *_ in rows[:: max(1, len(rows) // 4)][:4]]
         self.bus.emit(Kind.SAMPLES, self.global_step + 1, samples=shown)
     return out
 
