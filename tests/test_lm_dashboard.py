@@ -234,7 +234,13 @@ def test_lm_dashboard_and_run_page_in_a_browser(tmp_path):
         session.close()
         server.stop()
 
-    # The run's own page, from the store: the language-model charts with the pass rates by level, the curriculum move.
+    # The run's own page, from the store: the language-model charts with the pass rates by level, the curriculum move,
+    # and its samples (one written here, whose completion does not parse).
+    store = RunStore(runs_dir)
+    broken = {"task": "gen-easy-broken", "prompt": "def add(a, b):", "turn": 1, "completion": "return (a +", "reward": 0.0,
+              "passed": False, "feedback": "a syntax error: line 1: '(' was never closed"}  # fmt: skip
+    store.log_event(session.run_id, session.global_step, "samples", {"samples": [broken]})
+    store.close()
     served = Server(runs_dir)
     try:
         with loopback_only_page(1400, 1100) as (page, blocked):
@@ -249,6 +255,17 @@ def test_lm_dashboard_and_run_page_in_a_browser(tmp_path):
             page.locator(".wb-run-head").get_by_text("tiny model").wait_for(timeout=30_000)
             page.locator(".wb-events .tabulator-tableholder").get_by_text(MOVE).first.wait_for(timeout=30_000)
             assert page.locator(".wb-events .tabulator-tableholder").get_by_text("samples", exact=True).count() == 0
+            page.locator(".bk-tab").filter(has_text="Samples").click()
+            table = page.locator(".wb-samples-table")
+            table.locator(".tabulator-row").first.wait_for(timeout=30_000)
+            table.locator(".tabulator-header-filter input").nth(1).fill("syntax")  # task, outcome, feedback: outcome
+            row = table.locator(".tabulator-row").filter(has_text="gen-easy-broken")
+            row.wait_for(timeout=30_000)
+            shown = [
+                r.locator("[tabulator-field='outcome']").inner_text() for r in table.locator(".tabulator-row").all()
+            ]
+            assert shown and set(shown) == {"syntax error"}, shown
+            assert "return (a +" in row.inner_text() and "def add(a, b):" in row.inner_text(), row.inner_text()
         assert not blocked, blocked
     finally:
         served.stop()

@@ -16,10 +16,10 @@ from .views import COLORS, CHARTS, _layout, view_of
 from .api import thin
 
 # %% auto #0
-__all__ = ['LIVE_STATUSES', 'CHART_KEYS', 'OVERLAY_POINTS', 'NOT_SET', 'HPARAMS_CSS', 'run_head', 'interrupted_note',
-           'event_text', 'event_details', 'event_rows', 'on_disk', 'checkpoint_rows', 'chart_keys', 'metric_history',
-           'eval_history', 'ema', 'duration_ticks', 'overlay_series', 'overlay_figure', 'flatten_config', 'config_diff',
-           'hparams_html']
+__all__ = ['LIVE_STATUSES', 'OUTCOMES', 'CHART_KEYS', 'OVERLAY_POINTS', 'NOT_SET', 'HPARAMS_CSS', 'run_head', 'interrupted_note',
+           'event_text', 'event_details', 'event_rows', 'outcome', 'sample_rows', 'on_disk', 'checkpoint_rows',
+           'chart_keys', 'metric_history', 'eval_history', 'ema', 'duration_ticks', 'overlay_series', 'overlay_figure',
+           'flatten_config', 'config_diff', 'hparams_html']
 
 # %% ../../nbs/07e_app.pages.ipynb #b2c0e002
 LIVE_STATUSES = ("created", "running", "paused")
@@ -78,6 +78,25 @@ def event_rows(events: list):
              "details": event_details(e["kind"], e["data"])}
             for e in reversed(events)]
     return pd.DataFrame(rows, columns=["time", "step", "kind", "details"])
+
+OUTCOMES = (("a syntax error", "syntax error"), ("a test failed", "test failed"), ("refused as unsafe", "unsafe"),
+            ("ran past", "timeout"))   # a sample's feedback -> its outcome, in words that match what happened
+
+def outcome(sample: dict) -> str:
+    "What became of a sample: passed, syntax error, test failed, unsafe, timeout, or error (its feedback says which)."
+    if sample.get("passed"): return "passed"
+    said = str(sample.get("feedback") or "")
+    return next((name for start, name in OUTCOMES if said.startswith(start)), "error" if said else "failed")
+
+def sample_rows(events: list):
+    """A language-model run's `samples` events as one table, newest first: step, task, turn, outcome, reward, feedback,
+    the prompt (its end) and the completion: what the samples table of its live dashboard showed, read from the store."""
+    import pandas as pd
+    rows = [{"step": e["step"], "task": s.get("task"), "turn": s.get("turn"), "outcome": outcome(s),
+             "reward": s.get("reward"), "feedback": s.get("feedback") or "", "prompt": s.get("prompt") or "",
+             "completion": s.get("completion") or ""}
+            for e in reversed(events) if e["kind"] == "samples" for s in e["data"].get("samples", []) if isinstance(s, dict)]
+    return pd.DataFrame(rows, columns=["step", "task", "turn", "outcome", "reward", "feedback", "prompt", "completion"])
 
 def on_disk(checkpoints: list) -> list:
     "The checkpoints (store rows) whose file is still there: those `keep_last` pruned left out."

@@ -23,7 +23,7 @@ from .api import (SystemMonitor, allowed_hosts, check_bind, guard_application, p
                                sweeps_summary)
 from ..jobs.sweep_report import sweep_data, sweep_figures
 from .pages import (LIVE_STATUSES, HPARAMS_CSS, chart_keys, run_head, event_rows, checkpoint_rows, on_disk,
-                                 metric_history, eval_history, overlay_series, overlay_figure, hparams_html)
+                                 sample_rows, metric_history, eval_history, overlay_series, overlay_figure, hparams_html)
 from .dashboard import TrainingDashboard
 
 # %% auto #0
@@ -180,6 +180,9 @@ def run_page(app: WorkbenchApp, suffix: str):
     checkpoints = pn.widgets.Tabulator(checkpoint_rows([]), css_classes=["wb-checkpoints"], **tables)
     events = pn.widgets.Tabulator(event_rows([]), pagination="local", page_size=15, css_classes=["wb-events"],
                                   formatters={"details": {"type": "textarea"}}, **tables)
+    samples = pn.widgets.Tabulator(sample_rows([]), pagination="local", page_size=10, css_classes=["wb-samples-table"],
+                                   header_filters={c: {"type": "input", "func": "like"} for c in ("task", "outcome", "feedback")},
+                                   formatters={c: {"type": "textarea"} for c in ("feedback", "prompt", "completion")}, **tables)
     history, seen = MetricHistory(), {"row": 0, "drawn": False, "checkpoints": None, "events": None, "evals": 0}
     def refresh() -> str:
         r, cps, evs = app.store.get_run(run_id), on_disk(app.store.checkpoints(run_id)), app.store.events(run_id)
@@ -195,13 +198,15 @@ def run_page(app: WorkbenchApp, suffix: str):
             checkpoints.value, seen["checkpoints"] = checkpoint_rows(cps, r["run_dir"]), on
         if len(evs) != seen["events"]:
             events.value, seen["events"] = event_rows([e for e in evs if e["kind"] != "samples"]), len(evs)
+            if view_of(r["config"]).samples: samples.value = sample_rows(evs)
         return r["status"]
     if refresh() in LIVE_STATUSES:
         def tick():
             if refresh() not in LIVE_STATUSES: callback.stop()     # ended: drawn one last time
         callback = pn.state.add_periodic_callback(tick, period=2000)
     return pn.Column(head, pn.GridBox(*charts.values(), ncols=2, sizing_mode="stretch_width"),
-                     pn.Tabs(("Events", events), ("Checkpoints", checkpoints),
+                     pn.Tabs(("Events", events), *([("Samples", samples)] if view_of(run["config"]).samples else []),
+                             ("Checkpoints", checkpoints),
                              ("Config", pn.pane.JSON(run["config"], depth=2, sizing_mode="stretch_width")),
                              sizing_mode="stretch_width"),
                      sizing_mode="stretch_width")
