@@ -174,15 +174,13 @@ def test_tutorial_live_in_jupyterlab(lab):
         wait_for(lambda: steps() == 0, timeout=30, what="the dashboard's step counter")
         assert page.locator(".wb-fallback").count() == 0  # the dashboard rendered and removed its note
         assert page.locator(".wb-live .wb-chart-return .js-plotly-plot").count() == 1
-        # Start pressed on the dashboard, and the tutorial's next cell (session.start()) run as well: one line, no error.
+        # Start pressed on the dashboard, and the tutorial's next cell (session.start()) run as well: no error, one run.
         page.get_by_role("button", name="Start", exact=True).click()
         page.locator(".wb-live .wb-status-value").get_by_text(re.compile("starting|running")).wait_for(timeout=30_000)
-        started = run_until("session.start()")
-        said_start = lambda: started.locator(".jp-OutputArea").text_content() or ""
-        try:
-            wait_for(lambda: "has started already" in said_start(), timeout=30, what="the second start's one line")
-        except AssertionError:
-            raise AssertionError(f"{said_start()!r} {started.text_content()!r}") from None
+        run_until("session.start()")  # no traceback (run_until checks)
+        # (Its one line is not checked: once in CI it did not reach the page, likely ipykernel#1564: output filed under
+        # a comm message handled on a subshell meanwhile, which JupyterLab drops.) One start, so one run in the store:
+        assert [r["status"] for r in RunStore(lab.runs_dir).runs()] in (["created"], ["running"]), "started twice"
         answer = run_until("the kernel answers while it trains")  # another cell runs while the run trains
         # the output can reach the page a moment after the cell's number; under load the training thread may not
         # have begun yet: "starting" is an answer too. textContent, not innerText: JupyterLab skips the layout of
