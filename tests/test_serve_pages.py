@@ -20,7 +20,7 @@ from conftest import (
     workbench,
 )
 from test_app import Server
-from workbench.app.pages import ema, on_disk
+from workbench.app.pages import ema
 from workbench.runs.store import RunStore
 
 WIDTH = 1024  # the narrowest layout the pages must hold
@@ -149,7 +149,7 @@ def test_run_page(served, context):
         ".map(c => [c.getAttribute('tabulator-field'), c.innerText]))"
     )
     rows = [r.evaluate(cells) for r in page.locator(".wb-checkpoints .tabulator-row").all()]
-    stored = on_disk(store.checkpoints(run_id))  # what is on disk: files keep_last pruned are not listed
+    stored = store.checkpoints(run_id, on_disk=True)  # what is on disk: files keep_last pruned are not listed
     assert [r["step"] for r in rows] == [f"{c['step']:,}" for c in stored] and all(
         r["file"].startswith("checkpoints/") for r in rows
     )

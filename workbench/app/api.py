@@ -247,7 +247,7 @@ def run_detail(store: RunStore, run_id: str) -> Optional[dict]:
     "Everything about one run (None if the store has no such run)."
     run = store.get_run(run_id)
     if run is None: return None
-    return {**run, "checkpoints": store.checkpoints(run_id), "metric_keys": store.metric_keys(run_id),
+    return {**run, "checkpoints": store.checkpoints(run_id, on_disk=True), "metric_keys": store.metric_keys(run_id),
             "events": store.events(run_id)[-500:]}
 
 def metric_series(store: RunStore, run_id: str, key: str) -> Optional[dict]:

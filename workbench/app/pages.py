@@ -17,8 +17,8 @@ from .api import thin
 
 # %% auto #0
 __all__ = ['LIVE_STATUSES', 'OUTCOMES', 'CHART_KEYS', 'OVERLAY_POINTS', 'NOT_SET', 'HPARAMS_CSS', 'run_head', 'interrupted_note',
-           'event_text', 'event_details', 'event_rows', 'outcome', 'sample_rows', 'on_disk', 'checkpoint_rows',
-           'chart_keys', 'metric_history', 'eval_history', 'ema', 'duration_ticks', 'overlay_series', 'overlay_figure',
+           'event_text', 'event_details', 'event_rows', 'outcome', 'sample_rows', 'checkpoint_rows', 'chart_keys',
+           'metric_history', 'eval_history', 'ema', 'duration_ticks', 'overlay_series', 'overlay_figure',
            'flatten_config', 'config_diff', 'hparams_html']
 
 # %% ../../nbs/07e_app.pages.ipynb #b2c0e002
@@ -97,10 +97,6 @@ def sample_rows(events: list):
              "completion": s.get("completion") or ""}
             for e in reversed(events) if e["kind"] == "samples" for s in e["data"].get("samples", []) if isinstance(s, dict)]
     return pd.DataFrame(rows, columns=["step", "task", "turn", "outcome", "reward", "feedback", "prompt", "completion"])
-
-def on_disk(checkpoints: list) -> list:
-    "The checkpoints (store rows) whose file is still there: those `keep_last` pruned left out."
-    return [c for c in checkpoints if Path(c["path"]).exists()]
 
 def checkpoint_rows(checkpoints: list, run_dir: Optional[str] = None):
     "A run's checkpoints as a table: local time, step, why, evaluation score, ✓ for the best, file (within `run_dir`)."

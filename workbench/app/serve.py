@@ -22,7 +22,7 @@ from .api import (SystemMonitor, allowed_hosts, check_bind, guard_application, p
                                RunsApi, MetricsApi, RunApi, PerformanceApi, TrendsApi, SweepsApi, SweepApi, NotFoundApi,
                                sweeps_summary)
 from ..jobs.sweep_report import sweep_data, sweep_figures
-from .pages import (LIVE_STATUSES, HPARAMS_CSS, chart_keys, run_head, event_rows, checkpoint_rows, on_disk,
+from .pages import (LIVE_STATUSES, HPARAMS_CSS, chart_keys, run_head, event_rows, checkpoint_rows,
                                  sample_rows, metric_history, eval_history, overlay_series, overlay_figure, hparams_html)
 from .dashboard import TrainingDashboard
 
@@ -185,7 +185,7 @@ def run_page(app: WorkbenchApp, suffix: str):
                                    formatters={c: {"type": "textarea"} for c in ("feedback", "prompt", "completion")}, **tables)
     history, seen = MetricHistory(), {"row": 0, "drawn": False, "checkpoints": None, "events": None, "evals": 0}
     def refresh() -> str:
-        r, cps, evs = app.store.get_run(run_id), on_disk(app.store.checkpoints(run_id)), app.store.events(run_id)
+        r, cps, evs = app.store.get_run(run_id), app.store.checkpoints(run_id, on_disk=True), app.store.events(run_id)
         head.object = run_head(r, live, len(cps))
         rows = app.store.metrics_after(run_id, keys, after=seen["row"])
         evals = [e for e in evs if e["kind"] == "eval"]

@@ -285,7 +285,8 @@ class _Trials:
         o, tid, t = self.o, task.key, task.item
         curve = read_curve(self.store, t, o["metric"], self.plan["kind"])
         score, cost, _ = trial_outcome(curve, o)
-        status = task.why or ("finished" if code == 0 else "failed")
+        ran = (self.store.get_run(t["run_id"]) or {}).get("status") if t.get("run_id") else None
+        status = task.why or (ran if code == 0 and ran in ("finished", "stopped") else "finished" if code == 0 else "failed")
         error = None if score is not None else (f"exit code {code}: {_last_line(task.log)}"
                                                  if code else f"the run recorded no {o['metric']!r}")
         if score is None and status == "finished": status = "failed"
@@ -346,10 +347,11 @@ def _threshold_stop(trainer, metric: str, threshold: float, sign: float):
     "A sink that stops the trainer once `metric` (an update's or an evaluation's) reaches `threshold`."
     from workbench.runs.events import Kind
     from workbench.runs.store import EVAL_KEYS
+    from workbench.train.loop import GOAL_MET
     eval_key = {v: k for k, v in EVAL_KEYS.items()}.get(metric)
     def sink(e):
         v = e.data.get(eval_key) if e.kind == Kind.EVAL and eval_key else e.data.get(metric) if e.kind == Kind.UPDATE else None
-        if isinstance(v, (int, float)) and sign * v >= sign * threshold: trainer.controls.stop("sweep")
+        if isinstance(v, (int, float)) and sign * v >= sign * threshold: trainer.controls.stop(GOAL_MET)   # the run ends `finished`
     return sink
 
 def trial_main(argv: Optional[list] = None) -> int:

@@ -15,8 +15,8 @@ from ..core import ConfigError, WorkbenchError, code_version, host_name
 from .events import FINAL_STATUSES, Event, Kind, Metric
 
 # %% auto #0
-__all__ = ['SCHEMA', 'JOB_FIELDS', 'SWEEP_FIELDS', 'TRIAL_FIELDS', 'RUN_FIELDS', 'REDONE_EVENTS', 'EVAL_KEYS', 'RunStore',
-           'new_run_id', 'StoreSink']
+__all__ = ['SCHEMA', 'JOB_FIELDS', 'SWEEP_FIELDS', 'TRIAL_FIELDS', 'RUN_FIELDS', 'REDONE_EVENTS', 'TAG_CHARS', 'EVAL_KEYS',
+           'RunStore', 'new_run_id', 'check_tag', 'StoreSink']
 
 # %% ../../nbs/03b_runs.store.ipynb #38127dbc
 SCHEMA = """
@@ -50,6 +50,8 @@ CREATE INDEX IF NOT EXISTS trials_by_sweep ON trials(sweep_id, idx);
 CREATE TABLE IF NOT EXISTS lineage (
     sweep_id TEXT NOT NULL REFERENCES sweeps(id), round INTEGER NOT NULL, member TEXT NOT NULL, parent TEXT,
     step INTEGER NOT NULL, parameters TEXT NOT NULL, score REAL, time REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS tags (
+    run_id TEXT NOT NULL REFERENCES runs(id), tag TEXT NOT NULL, time REAL NOT NULL, PRIMARY KEY (run_id, tag));
 """
 JOB_FIELDS = ("status", "processes", "batch_id", "out_dir", "report_path", "pid", "started_at", "ended_at", "duration",
               "error", "result")
@@ -245,9 +247,10 @@ def events(self: RunStore, run_id: str, kind: Optional[str] = None) -> list[dict
     return [_row(r) for r in self.db.execute(q + " ORDER BY rowid", args)]
 
 @patch
-def checkpoints(self: RunStore, run_id: str) -> list[dict]:
-    "Checkpoints of a run in step order."
-    return [dict(r) for r in self.db.execute("SELECT * FROM checkpoints WHERE run_id = ? ORDER BY step, rowid", (run_id,))]
+def checkpoints(self: RunStore, run_id: str, on_disk: bool = False) -> list[dict]:
+    "Checkpoints of a run in step order; `on_disk`: only those whose file is still there (`keep_last` prunes the others)."
+    rows = [dict(r) for r in self.db.execute("SELECT * FROM checkpoints WHERE run_id = ? ORDER BY step, rowid", (run_id,))]
+    return [c for c in rows if Path(c["path"]).exists()] if on_disk else rows
 
 # %% ../../nbs/03b_runs.store.ipynb #5d0c1e02
 REDONE_EVENTS = (Kind.EVAL, Kind.SAMPLES, Kind.CURRICULUM)   # events a run records at its steps, recorded again when redone
@@ -352,6 +355,37 @@ def add_lineage(self: RunStore, sweep_id: str, round_: int, member: str, parent:
 def lineage(self: RunStore, sweep_id: str) -> list[dict]:
     "A population's lineage, by round then member."
     return [_row(r) for r in self.db.execute("SELECT * FROM lineage WHERE sweep_id = ? ORDER BY round, member", (sweep_id,))]
+
+# %% ../../nbs/03b_runs.store.ipynb #3d43ff46
+TAG_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.:/")
+
+def check_tag(tag: str) -> str:
+    "A tag as given, or a `ConfigError` naming what is wrong with it."
+    if not isinstance(tag, str) or not 0 < len(tag) <= 40 or not set(tag) <= TAG_CHARS:
+        raise ConfigError(f"a tag is 1 to 40 letters, digits or -_.:/ characters, got {tag!r}")
+    return tag
+
+@patch
+def tag_run(self: RunStore, run_id: str, tag: str, remove: bool = False) -> bool:
+    "Add `tag` to a run (or `remove` it); True if that changed anything."
+    check_tag(tag)
+    with self.transaction() as db:
+        if db.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone() is None:
+            raise ConfigError(f"no run {run_id!r} in {self.path}")
+        if remove: return db.execute("DELETE FROM tags WHERE run_id = ? AND tag = ?", (run_id, tag)).rowcount > 0
+        return db.execute("INSERT OR IGNORE INTO tags VALUES (?, ?, ?)", (run_id, tag, time.time())).rowcount > 0
+
+@patch
+def tags(self: RunStore) -> dict:
+    "{run id: [its tags, sorted]} for the runs that have any."
+    out = {}
+    for r in self.db.execute("SELECT run_id, tag FROM tags ORDER BY tag"): out.setdefault(r[0], []).append(r[1])
+    return out
+
+@patch
+def run_sweeps(self: RunStore) -> dict:
+    "{run id: the id of the sweep whose trial trained it}."
+    return dict(self.db.execute("SELECT run_id, sweep_id FROM trials WHERE run_id IS NOT NULL").fetchall())
 
 # %% ../../nbs/03b_runs.store.ipynb #7600fc68
 EVAL_KEYS = {"mean_return": Metric.EVAL_RETURN, "std_return": Metric.EVAL_STD}   # an `eval` event's data -> metric keys

@@ -14,9 +14,11 @@ from fastcore.basics import patch
 from ..runs.events import Controls, EventBus, Kind, Metric
 
 # %% auto #0
-__all__ = ['Trainer']
+__all__ = ['GOAL_MET', 'Trainer']
 
 # %% ../../nbs/05d_train.loop.ipynb #6fb104dc
+GOAL_MET = "goal"   # the source of a stop that means the run reached what it was run for: it ends `finished`
+
 class Trainer:
     "The frame around a training loop: status, controls, checkpoints and a background thread (see the subclasses)."
     KNOBS: tuple = ()   # the live settings an app offers as controls (some of those `set_hparams` takes)
@@ -32,7 +34,7 @@ class Trainer:
         return {k: flat[k] for k in cls.KNOBS}
     def _init_frame(self, bus: Optional[EventBus] = None, controls: Optional[Controls] = None) -> None:
         self.bus, self.controls = bus or EventBus(), controls or Controls()
-        self.status, self.paused, self._stop = "created", False, False
+        self.status, self.paused, self._stop, self.goal_met = "created", False, False, False
         self.paused_seconds = 0.0   # time spent paused: left out of speeds
 
     def _stopping(self) -> bool:
@@ -73,7 +75,7 @@ class Trainer:
         try:
             if control.action in ("pause", "resume"):
                 self.paused = control.action == "pause"; self._set_status("paused" if self.paused else "running")
-            elif control.action == "stop": self._stop = True
+            elif control.action == "stop": self._stop, self.goal_met = True, control.source == GOAL_MET
             elif control.action == "checkpoint": result["path"] = str(self.save_checkpoint(reason=control.source))
             elif control.action == "set":
                 self.set_hparams(**control.args)
@@ -110,9 +112,10 @@ class Trainer:
         run, score = self.cfg.run, None
         due = run.eval_every and not self._stop and (self.last_eval is None or update % run.eval_every)
         if self._evaluates() and due: score = self.evaluate()[self.SCORE]
-        self.save_checkpoint(score, reason="stop" if self._stop else "final")
+        stopped = self._stop and not self.goal_met
+        self.save_checkpoint(score, reason="stop" if stopped else "final")
         if getattr(self, "accelerator", None) is not None: self.accelerator.wait_for_everyone()
-        self._set_status("stopped" if self._stop else "finished")
+        self._set_status("stopped" if stopped else "finished", **({"goal_met": True} if self.goal_met else {}))
 
     def save_checkpoint(self, score: Optional[float] = None, reason: str = "scheduled") -> Optional[Path]:
         "Write a checkpoint of the current state (main process only); emits a `checkpoint` event."
