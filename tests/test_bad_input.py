@@ -262,6 +262,8 @@ OTHERS += [
     (["sweep", "--config", SWEEP, "--sweep-seed", "-1"], "seed must be a whole number of at least 0"),
     (["sweep", "--config", SWEEP, "--trials", "100000000"], "trials must be at most 10,000"),
     (["sweep", "--config", SWEEP, "--max-parallel", "100000"], "max_parallel must be at most 256"),
+    (["tag", "some-run", "best", "--runs-dir", "missing"], "no run store in 'missing'"),
+    (["tag", "some-run", "two words"], "a tag is 1 to 40 letters, digits or -_.:/ characters"),
 ]
 
 FILES = {
