@@ -13,13 +13,15 @@ from ..runs.store import RunStore
 from ..runs.sinks import fmt_duration, fmt_number, fmt_time
 from .session import MetricHistory, curriculum_text, lm_eval_metrics, lm_eval_text
 from .views import COLORS, CHARTS, _layout, view_of
+from ..train.runner import algorithm_of
 from .api import thin
 
 # %% auto #0
-__all__ = ['LIVE_STATUSES', 'OUTCOMES', 'CHART_KEYS', 'OVERLAY_POINTS', 'NOT_SET', 'HPARAMS_CSS', 'run_head', 'interrupted_note',
-           'event_text', 'event_details', 'event_rows', 'outcome', 'sample_rows', 'checkpoint_rows', 'chart_keys',
-           'metric_history', 'eval_history', 'ema', 'duration_ticks', 'overlay_series', 'overlay_figure',
-           'flatten_config', 'config_diff', 'hparams_html']
+__all__ = ['LIVE_STATUSES', 'OUTCOMES', 'CHART_KEYS', 'OVERLAY_POINTS', 'BAND_POINTS', 'NOT_SET', 'HPARAMS_CSS', 'GROUP_FIELDS',
+           'RUN_COLUMNS', 'run_head', 'interrupted_note', 'event_text', 'event_details', 'event_rows', 'outcome',
+           'sample_rows', 'checkpoint_rows', 'chart_keys', 'metric_history', 'eval_history', 'ema', 'duration_ticks',
+           'overlay_series', 'without_data', 'band', 'overlay_figure', 'flatten_config', 'config_diff', 'hparams_html',
+           'run_rows', 'matches', 'group_value', 'group_label', 'group_keys']
 
 # %% ../../nbs/07e_app.pages.ipynb #b2c0e002
 LIVE_STATUSES = ("created", "running", "paused")
@@ -164,29 +166,82 @@ def overlay_series(store: RunStore, run_ids: list, key: str, starts: Optional[di
 
 # %% ../../nbs/07e_app.pages.ipynb #a2c0e001
 OVERLAY_POINTS = 2000   # per run: more only slows the browser down
+BAND_POINTS = 500       # per group
 
-def overlay_figure(series: dict, key: str, smoothing: float = 0.0, xaxis: str = "steps") -> dict:
-    "One line per run of metric `key` (from `overlay_series`), EMA-smoothed by `smoothing`, against steps or wall time."
-    if xaxis not in ("steps", "wall time"): raise ConfigError(f"xaxis must be 'steps' or 'wall time', got {xaxis!r}")
-    data, longest = [], 0.0
+def without_data(series: dict) -> list:
+    "The runs of `series` (from `overlay_series`) with no value of the metric."
+    return [rid for rid, s in series.items() if not any(v is not None for v in s["values"])]
+
+def band(curves: list, points: int = BAND_POINTS) -> Optional[dict]:
+    """The mean and standard deviation of curves [(x, y)] (x ascending; None for a missing y) on one x axis: the x where
+    any has a value, within the stretch all cover (at most `points` of them). {x, mean, low, high, n}; None if none overlap."""
+    import numpy as np
+    clean = []
+    for x, y in curves:
+        x, y = np.asarray(x, float), np.array([np.nan if v is None else v for v in y], float)
+        ok = np.isfinite(y) & np.isfinite(x)
+        if ok.any(): clean.append((x[ok], y[ok]))
+    if not clean: return None
+    lo, hi = max(x[0] for x, _ in clean), min(x[-1] for x, _ in clean)
+    if lo > hi: return None
+    grid = np.unique(np.concatenate([x[(x >= lo) & (x <= hi)] for x, _ in clean]))
+    if len(grid) > points: grid = grid[np.linspace(0, len(grid) - 1, points).round().astype(int)]
+    ys = np.stack([np.interp(grid, x, y) for x, y in clean])
+    mean, std = ys.mean(0), ys.std(0)
+    return {"x": grid.tolist(), "mean": mean.tolist(), "low": (mean - std).tolist(), "high": (mean + std).tolist(),
+            "n": len(clean)}
+
+def _rgba(color: str, alpha: float) -> str:
+    return f"rgba({int(color[1:3], 16)}, {int(color[3:5], 16)}, {int(color[5:7], 16)}, {alpha})"
+
+def _run_lines(series: dict, smoothing: float, xaxis: str) -> list:
+    data = []
     for i, (rid, s) in enumerate(series.items()):
         x = s["steps"] if xaxis == "steps" else s["seconds"]
         points = thin(list(zip(x, s["values"], ema(s["values"], smoothing))), OVERLAY_POINTS)
         xs, color = [p[0] for p in points], COLORS[i % len(COLORS)]
         trace = {"type": "scatter", "mode": "lines", "x": xs, "legendgroup": rid}
         if xaxis == "wall time":
-            longest = max([longest, *xs])
             trace.update(text=[fmt_duration(v) for v in xs], hovertemplate="%{text}: %{y}<extra>" + html.escape(rid) + "</extra>")
         if smoothing:
             data.append({**trace, "y": [p[1] for p in points], "name": f"{rid} (raw)", "showlegend": False, "opacity": 0.25,
                          "line": {"color": color, "width": 1}, "hoverinfo": "skip"})
         data.append({**trace, "y": [p[2] for p in points], "name": rid, "line": {"color": color}})
-    n = len(series)
-    title = f"{key} of {next(iter(series))}" if n == 1 else f"{key} of {n} runs" if n else f"{key}: tick runs to plot them"
+    return data
+
+def _group_lines(series: dict, groups: dict, smoothing: float, xaxis: str) -> list:
+    data = []
+    for i, (label, rids) in enumerate(groups.items()):
+        curves = [(series[r]["steps"] if xaxis == "steps" else series[r]["seconds"], ema(series[r]["values"], smoothing))
+                  for r in rids if r in series]
+        b = band(curves)
+        if b is None: continue
+        color, name = COLORS[i % len(COLORS)], f"{label} ({b['n']} run{'s' if b['n'] > 1 else ''})"
+        trace = {"type": "scatter", "mode": "lines", "x": b["x"], "legendgroup": label}
+        data += [{**trace, "y": b["high"], "name": f"{name} +std", "showlegend": False, "hoverinfo": "skip",
+                  "line": {"width": 0, "color": color}},
+                 {**trace, "y": b["low"], "name": f"{name} -std", "showlegend": False, "hoverinfo": "skip",
+                  "line": {"width": 0, "color": color}, "fill": "tonexty", "fillcolor": _rgba(color, 0.2)},
+                 {**trace, "y": b["mean"], "name": name, "line": {"color": color}}]
+    return data
+
+def overlay_figure(series: dict, key: str, smoothing: float = 0.0, xaxis: str = "steps",
+                   groups: Optional[dict] = None) -> dict:
+    """One line per run of metric `key` (from `overlay_series`), EMA-smoothed by `smoothing`, against steps or wall time;
+    with `groups` ({label: [run ids]}), one line a group: its runs' mean, in a band of one standard deviation."""
+    if xaxis not in ("steps", "wall time"): raise ConfigError(f"xaxis must be 'steps' or 'wall time', got {xaxis!r}")
+    missing = set(without_data(series))
+    drawn = {rid: s for rid, s in series.items() if rid not in missing}
+    data = _group_lines(drawn, groups, smoothing, xaxis) if groups else _run_lines(drawn, smoothing, xaxis)
+    n = len(drawn)
+    if groups:
+        shown = sum(1 for t in data if t.get("showlegend", True))
+        title = f"{key}: mean ± std of {shown} group{'s' if shown != 1 else ''} ({n} runs)"
+    else: title = f"{key} of {next(iter(drawn))}" if n == 1 else f"{key} of {n} runs" if n else f"{key}: tick runs to plot them"
     layout = _layout(title + (f", smoothed (EMA weight {smoothing:g})" if smoothing else ""), key.split("/")[-1])
     layout.update(height=360, uirevision=f"{key} {xaxis}")   # a new metric or axis starts unzoomed; a refresh keeps the zoom
     if xaxis == "wall time":
-        values, labels = duration_ticks(longest)
+        values, labels = duration_ticks(max((x for t in data for x in t["x"]), default=0.0))
         layout["xaxis"].update(title={"text": "wall time since the run's first metric"}, tickvals=values, ticktext=labels)
     return {"data": data, "layout": layout}
 
@@ -204,12 +259,13 @@ def flatten_config(config: dict, prefix: str = "") -> dict:
     return out
 
 def config_diff(configs: dict) -> dict:
-    "The settings not equal across `configs` (run id -> nested config): {setting: [value per run]}, `NOT_SET` where one lacks it."
+    "The settings all `configs` (run id -> nested config) have and that are not equal across them: {setting: [value per run]}."
     flat = [flatten_config(c) for c in configs.values()]
+    shared = [n for n in (flat[0] if flat else {}) if all(n in f for f in flat[1:])]
     out = {}
-    for name in dict.fromkeys(n for f in flat for n in f):
-        values = [f.get(name, NOT_SET) for f in flat]
-        if any(v != values[0] for v in values[1:]): out[name] = values
+    for n in shared:
+        values = [f[n] for f in flat]
+        if any(v != values[0] for v in values[1:]): out[n] = values
     return out
 
 # %% ../../nbs/07e_app.pages.ipynb #b5c0e004
@@ -224,13 +280,60 @@ def hparams_html(configs: dict) -> str:
     "The hyperparameters that differ between runs (run id -> config) as an HTML table, or a sentence saying why there is none."
     note = lambda text: f"<p class='wb-hparams-note'>{text}</p>"
     if len(configs) < 2: return note("Tick two or more runs to see the hyperparameters that differ between them.")
-    diff = config_diff(configs)
-    total = len({n for c in configs.values() for n in flatten_config(c)})
-    if not diff: return note(f"The {len(configs)} ticked runs have the same values for all {total} hyperparameters.")
+    diff, flat = config_diff(configs), [flatten_config(c) for c in configs.values()]
+    names = {n for f in flat for n in f}
+    shared = {n for n in names if all(n in f for f in flat)}
+    runs = "both" if len(configs) == 2 else f"all {len(configs)}"
+    only = (f" {len(names - shared)} settings that only some of the runs have are left out." if names - shared else "")
+    if not diff: return note(f"The {len(configs)} ticked runs have the same values for the {len(shared)} settings they share."
+                             + only)
     head = "".join(f"<th>{html.escape(rid)}</th>" for rid in configs)
     body = "".join(f"<tr><th>{html.escape(name)}</th>" + "".join(f"<td>{html.escape(_short(v))}</td>" for v in values) + "</tr>"
                    for name, values in diff.items())
     return (f"<table><thead><tr><th>setting</th>{head}</tr></thead><tbody>{body}</tbody></table>"
-            + note(f"{total - len(diff)} settings with the same value in "
-                   f"{'both' if len(configs) == 2 else f'all {len(configs)}'} "
-                   "runs are not listed."))
+            + note(f"{len(shared) - len(diff)} settings with the same value in {runs} runs are not listed." + only))
+
+# %% ../../nbs/07e_app.pages.ipynb #83e2c66b
+GROUP_FIELDS = ("sweep", "algorithm", "env", "status")   # what a run is grouped by besides its settings
+RUN_COLUMNS = ["run", "id", "status", "algorithm", "env", "policy", "sweep", "tags", "steps", "best score", "last return",
+               "started"]
+
+def run_rows(runs: list, tags: dict, sweeps: dict) -> list:
+    "The Runs page's rows of store `runs`, with their `tags` and `sweeps` (`RunStore.tags`, `RunStore.run_sweeps`)."
+    rows = []
+    for r in runs:
+        config = r.get("config") if isinstance(r.get("config"), dict) else {}
+        rows.append({"id": r["id"], "status": r["status"], "algorithm": algorithm_of(config).name if config else "-",
+                     "env": r["env"] or "", "policy": r["policy"] or "", "sweep": sweeps.get(r["id"], ""),
+                     "tags": tags.get(r["id"], []), "steps": r["global_step"], "best score": r["best_return"],
+                     "last return": r["last_return"], "started": r["started_at"] or r["created_at"],
+                     "flat": flatten_config(config)})
+    return rows
+
+def matches(row: dict, query: str) -> bool:
+    "Whether every word of `query` is in the run's id, env, algorithm, policy, status, sweep or tags (any case)."
+    hay = " ".join([row["id"], row["env"], row["algorithm"], row["policy"], row["status"], row["sweep"], *row["tags"]]).lower()
+    return all(w in hay for w in query.lower().split())
+
+def _leaf(name: str) -> str: return name.rsplit(".", 1)[-1]
+
+def group_value(row: dict, key: str):
+    "The run's value of `key`: one of `GROUP_FIELDS`, a setting's full name, or its own name where that is unambiguous."
+    if key in GROUP_FIELDS: return row[key] or NOT_SET
+    flat = row["flat"]
+    if key in flat: return flat[key]
+    found = [v for k, v in flat.items() if _leaf(k) == key]
+    return found[0] if len(found) == 1 else NOT_SET
+
+def group_label(row: dict, key: str) -> str:
+    return f"{key} = {_short(group_value(row, key))}"
+
+def group_keys(rows: list) -> list:
+    "The settings set to two or more values among `rows`, by their own names where those are unambiguous (see above), sorted."
+    ambiguous = set()
+    for r in rows:
+        leaves = [_leaf(k) for k in r["flat"]]
+        ambiguous.update(l for l in leaves if leaves.count(l) > 1)
+    names = {k if _leaf(k) in ambiguous else _leaf(k) for r in rows for k in r["flat"]}
+    def values(n): return {_short(v) for r in rows if (v := group_value(r, n)) is not NOT_SET}
+    return sorted(n for n in names if len(values(n)) > 1)
