@@ -190,7 +190,7 @@ def test_runs_page(served, context):
     assert "num_steps" not in diff and "settings with the same value in both runs are not listed" in diff
 
     # Another metric: the overlay draws it, value for value.
-    page.locator(".wb-metric select").select_option("perf/sps")
+    page.locator(".wb-metrics select").select_option("perf/sps")  # (one metric: one chart)
     fig = wait_for(
         lambda: (f := figure()) and f["title"] == "perf/sps of 2 runs" and f, timeout=30, what="the perf/sps overlay"
     )

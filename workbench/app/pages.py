@@ -21,7 +21,7 @@ __all__ = ['LIVE_STATUSES', 'OUTCOMES', 'CHART_KEYS', 'OVERLAY_POINTS', 'BAND_PO
            'RUN_COLUMNS', 'run_head', 'interrupted_note', 'event_text', 'event_details', 'event_rows', 'outcome',
            'sample_rows', 'checkpoint_rows', 'chart_keys', 'metric_history', 'eval_history', 'ema', 'duration_ticks',
            'overlay_series', 'without_data', 'band', 'overlay_figure', 'flatten_config', 'config_diff', 'hparams_html',
-           'run_rows', 'matches', 'group_value', 'group_label', 'group_keys']
+           'run_rows', 'matches', 'group_value', 'group_label', 'group_order', 'group_keys']
 
 # %% ../../nbs/07e_app.pages.ipynb #b2c0e002
 LIVE_STATUSES = ("created", "running", "paused")
@@ -236,7 +236,7 @@ def overlay_figure(series: dict, key: str, smoothing: float = 0.0, xaxis: str = 
     n = len(drawn)
     if groups:
         shown = sum(1 for t in data if t.get("showlegend", True))
-        title = f"{key}: mean ± std of {shown} group{'s' if shown != 1 else ''} ({n} runs)"
+        title = f"{key}: mean ± std of {shown} group{'s' if shown != 1 else ''} ({n} run{'s' if n != 1 else ''})"
     else: title = f"{key} of {next(iter(drawn))}" if n == 1 else f"{key} of {n} runs" if n else f"{key}: tick runs to plot them"
     layout = _layout(title + (f", smoothed (EMA weight {smoothing:g})" if smoothing else ""), key.split("/")[-1])
     layout.update(height=360, uirevision=f"{key} {xaxis}")   # a new metric or axis starts unzoomed; a refresh keeps the zoom
@@ -272,7 +272,7 @@ def config_diff(configs: dict) -> dict:
 HPARAMS_CSS = """
 table { border-collapse: collapse; font-size: 13px; }
 th, td { border-bottom: 1px solid #e5e5e5; padding: 3px 12px 3px 0; text-align: left; overflow-wrap: anywhere; }
-thead th { font-weight: 600; } tbody th { font-weight: normal; font-family: monospace; }
+thead th { font-weight: 600; } tbody th { font-weight: normal; font-family: monospace; white-space: nowrap; }
 .wb-hparams-note { color: #555; font-style: italic; }
 """
 
@@ -327,6 +327,12 @@ def group_value(row: dict, key: str):
 
 def group_label(row: dict, key: str) -> str:
     return f"{key} = {_short(group_value(row, key))}"
+
+def group_order(value) -> tuple:
+    "A sort key for group values: numbers in order, then the rest by their text, `NOT_SET` last."
+    if value is NOT_SET: return (2, 0, "")
+    if isinstance(value, (int, float)) and not isinstance(value, bool): return (0, value, "")
+    return (1, 0, _short(value))
 
 def group_keys(rows: list) -> list:
     "The settings set to two or more values among `rows`, by their own names where those are unambiguous (see above), sorted."

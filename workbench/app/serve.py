@@ -23,12 +23,14 @@ from .api import (SystemMonitor, allowed_hosts, check_bind, guard_application, p
                                sweeps_summary)
 from ..jobs.sweep_report import sweep_data, sweep_figures
 from .pages import (LIVE_STATUSES, HPARAMS_CSS, chart_keys, run_head, event_rows, checkpoint_rows,
-                                 sample_rows, metric_history, eval_history, overlay_series, overlay_figure, hparams_html)
+                                 sample_rows, metric_history, eval_history, overlay_series, overlay_figure, hparams_html,
+                                 without_data, run_rows, matches, group_keys, group_label, group_order, group_value,
+                                 GROUP_FIELDS, RUN_COLUMNS)
 from .dashboard import TrainingDashboard
 
 # %% auto #0
-__all__ = ['RETURN_KEY', 'NEW_SESSIONS', 'PAGES', 'WorkbenchApp', 'page', 'runs_table', 'runs_page', 'run_page', 'live_page',
-           'system_page', 'sweep_trials_table', 'sweeps_page', 'make_server', 'serve']
+__all__ = ['RETURN_KEY', 'ALL', 'NO_GROUP', 'NEW_SESSIONS', 'PAGES', 'WorkbenchApp', 'page', 'runs_table', 'runs_page',
+           'run_page', 'live_page', 'system_page', 'sweep_trials_table', 'sweeps_page', 'make_server', 'serve']
 
 # %% ../../nbs/07f_app.serve.ipynb #bd069953
 class WorkbenchApp:
@@ -111,58 +113,144 @@ def page(app: WorkbenchApp, name: str, body):
 
 # %% ../../nbs/07f_app.serve.ipynb #a2c0e003
 RETURN_KEY = Metric.RETURN   # the metric the runs page overlays first
+ALL = "all"                  # a filter that lets every run through
+NO_GROUP = "none"
 
-def runs_table(store: RunStore, suffix: str = ""):
-    "The runs as a DataFrame for the table (newest first)."
+def runs_table(rows: list, suffix: str = "", group: Optional[str] = None):
+    "`run_rows` as a DataFrame for the table (in their order); its `group` column labels each run's group by `group`."
     import pandas as pd
-    rows = []
-    for r in store.runs():
-        link = f"<a href='run?id={quote(r['id'])}{suffix.replace('?', '&')}'>{html.escape(r['id'])}</a>"
-        rows.append({"run": link, "id": r["id"], "status": r["status"], "env": r["env"], "policy": r["policy"],
-                     "steps": r["global_step"], "best return": r["best_return"], "last return": r["last_return"],
-                     "started": time.strftime("%m-%d %H:%M", time.localtime(r["started_at"] or r["created_at"]))})
-    columns = ["run", "id", "status", "env", "policy", "steps", "best return", "last return", "started"]
-    return pd.DataFrame(rows, columns=columns)
+    link = lambda rid: f"<a href='run?id={quote(rid)}{suffix.replace('?', '&')}'>{html.escape(rid)}</a>"
+    return pd.DataFrame([{**{k: r[k] for k in RUN_COLUMNS[1:]}, "run": link(r["id"]), "tags": ", ".join(r["tags"]),
+                          "started": time.strftime("%m-%d %H:%M", time.localtime(r["started"])),
+                          "group": group_label(r, group) if group else ""} for r in rows], columns=["group", *RUN_COLUMNS])
+
+def _runs_tabulator(grouped: bool):
+    """The runs table: paged, or grouped by its `group` column (a header with each group's size; scrolled, not paged:
+    Tabulator pages rows, and a page would hold one group). Two tables shown in turn, because a Tabulator re-renders
+    whole when its grouping changes, and data sent during that re-render is lost ("Table Not Initialized"). (Groups
+    that start closed would close again at each refresh of a live run's row.)"""
+    from bokeh.models.widgets.tables import NumberFormatter
+    how = (dict(groupby=["group"], pagination=None, height=520, visible=False)
+           if grouped else dict(pagination="local", page_size=25))
+    number = lambda form: NumberFormatter(format=form, nan_format="-", null_format="-")  # noqa: E731
+    formatters = {"run": {"type": "html"}, "steps": number("0,0"), "best score": number("0,0.0[000]"),
+                  "last return": number("0,0.0[000]")}   # (a table made empty would show a column of None as text)
+    return pn.widgets.Tabulator(runs_table([]), selectable="checkbox", show_index=False, disabled=True,
+                                hidden_columns=["id", "group"], formatters=formatters, widths={"run": 320},
+                                sizing_mode="stretch_width", css_classes=["wb-runs-grouped" if grouped else "wb-runs-table"],
+                                **how)
 
 def runs_page(app: WorkbenchApp, suffix: str):
-    table = pn.widgets.Tabulator(runs_table(app.store, suffix), selectable="checkbox", show_index=False, disabled=True,
-                                 hidden_columns=["id"], formatters={"run": {"type": "html"}}, pagination="local",
-                                 page_size=25, sizing_mode="stretch_width", css_classes=["wb-runs-table"])
-    metric = pn.widgets.Select(name="Metric", options=[RETURN_KEY], value=RETURN_KEY, width=300, css_classes=["wb-metric"])
+    search = pn.widgets.TextInput(name="Search", placeholder="words of an id, env, task, algorithm, sweep or tag",
+                                  width=260, css_classes=["wb-search"])
+    algos, statuses, tagged, group = (
+        pn.widgets.Select(name=name, options=[first], width=width, css_classes=[css]) for name, first, width, css in
+        (("Algorithm", ALL, 110, "wb-filter-algo"), ("Status", ALL, 110, "wb-filter-status"),
+         ("Tag", ALL, 130, "wb-filter-tag"), ("Group by", NO_GROUP, 190, "wb-group")))
+    count = pn.pane.HTML(css_classes=["wb-count"], styles={"color": "#555"}, align="end")
+    flat, grouped = _runs_tabulator(False), _runs_tabulator(True)
+    tag_name = pn.widgets.TextInput(name="Tag the ticked runs", placeholder="a tag", width=160, css_classes=["wb-tag-name"])
+    tag_add = pn.widgets.Button(name="Add tag", width=90, align="end", css_classes=["wb-tag-add"])
+    tag_remove = pn.widgets.Button(name="Remove tag", width=100, align="end", css_classes=["wb-tag-remove"])
+    tag_note = pn.pane.HTML(css_classes=["wb-tag-note"], styles={"color": "#555"}, align="end")
+    metrics = pn.widgets.MultiSelect(name="Metrics (one chart each)", options=[RETURN_KEY], value=[RETURN_KEY], size=5,
+                                     width=300, css_classes=["wb-metrics"])
     smoothing = pn.widgets.EditableFloatSlider(name="Smoothing (EMA weight, 0 = raw)", start=0.0, end=0.99, step=0.01,
                                                value=0.0, width=260, css_classes=["wb-smoothing"])
     xaxis = pn.widgets.RadioButtonGroup(options=["steps", "wall time"], value="steps", css_classes=["wb-xaxis"],
                                         align="end")
-    chart = pn.pane.Plotly(overlay_figure({}, RETURN_KEY), sizing_mode="stretch_width", css_classes=["wb-overlay-chart"])
+    bands = pn.widgets.Checkbox(name="one line a group: mean ± std", value=False, align="end", css_classes=["wb-bands"])
+    charts = pn.GridBox(ncols=1, sizing_mode="stretch_width", css_classes=["wb-charts"])
+    panes = {}   # metric -> (its chart, the note under it)
     hparams = pn.pane.HTML(hparams_html({}), sizing_mode="stretch_width", css_classes=["wb-hparams"], stylesheets=[HPARAMS_CSS])
+    state = {"rows": [], "shown": [], "ticked": set(), "updating": False}   # every run's row; those shown; the ticked ids
     starts, keys = {}, {}     # per run: its first metric's time; its metric keys (read again while it is live)
-    def selected() -> list: return [table.value.iloc[i]["id"] for i in table.selection if i < len(table.value)]
-    def keys_of(rid: str, status: str) -> list:
-        if rid not in keys or status in LIVE_STATUSES: keys[rid] = app.store.metric_keys(rid)
-        return keys[rid]
+
+    def table(): return flat if group.value == NO_GROUP else grouped
+    def selected() -> list:
+        t = table()
+        return [t.value.iloc[i]["id"] for i in t.selection if i < len(t.value)]
+    def keys_of(row: dict) -> list:
+        if row["id"] not in keys or row["status"] in LIVE_STATUSES: keys[row["id"]] = app.store.metric_keys(row["id"])
+        return keys[row["id"]]
+    def chart(key: str):
+        if key not in panes:
+            fig = pn.pane.Plotly(sizing_mode="stretch_width", css_classes=["wb-overlay-chart"])
+            note = pn.pane.HTML(css_classes=["wb-nodata"], styles={"color": "#842029"})
+            panes[key] = (fig, note, pn.Column(fig, note, sizing_mode="stretch_width"))
+        return panes[key]
     def redraw(*_):
-        rids = selected()
-        status = dict(zip(table.value["id"], table.value["status"]))
-        options = sorted({RETURN_KEY, metric.value, *(k for rid in rids for k in keys_of(rid, status.get(rid)))})
+        if state["updating"]: return   # (a table given new rows clears its ticks first)
+        rids, by_id = selected(), {r["id"]: r for r in state["shown"]}
+        state["ticked"] = (state["ticked"] - by_id.keys()) | set(rids)   # a run filtered out stays ticked for later
+        options = sorted({RETURN_KEY, *metrics.value, *(k for rid in rids for k in keys_of(by_id[rid]))})
+        groups = {}
+        for rid in rids: groups.setdefault(group_label(by_id[rid], group.value), []).append(rid)
         with pn.io.hold():
-            if options != metric.options: metric.options = options
-            chart.object = overlay_figure(overlay_series(app.store, rids, metric.value, starts), metric.value,
-                                          smoothing.value, xaxis.value)
+            if options != metrics.options: metrics.options = options
+            cells = []
+            for key in metrics.value:
+                fig, note, cell = chart(key)
+                series = overlay_series(app.store, rids, key, starts)
+                fig.object = overlay_figure(series, key, smoothing.value, xaxis.value,
+                                            groups if group.value != NO_GROUP and bands.value else None)
+                missing = without_data(series)
+                note.object = (f"<p>No {html.escape(key)} in {len(missing)} of the ticked runs: "
+                               f"{html.escape(', '.join(missing))}</p>" if missing else "")
+                cells.append(cell)
+            if cells != list(charts.objects): charts.param.update(objects=cells, ncols=2 if len(cells) > 1 else 1)
             hparams.object = hparams_html({rid: (app.store.get_run(rid) or {}).get("config") for rid in rids})
-    table.param.watch(redraw, "selection")
-    for widget in (metric, smoothing, xaxis): widget.param.watch(redraw, "value")
-    def refresh():
-        keep = selected()
-        df = runs_table(app.store, suffix)
-        if df.equals(table.value): return
-        table.value = df
-        table.selection = [i for i, rid in enumerate(df["id"]) if rid in keep]
+    def show(*_):
+        "Filter the rows into the table (the grouped one when grouping), keeping the ticks of the runs still shown."
+        by = None if group.value == NO_GROUP else group.value
+        shown = [r for r in state["rows"] if (algos.value == ALL or r["algorithm"] == algos.value)
+                 and (statuses.value == ALL or r["status"] == statuses.value)
+                 and (tagged.value == ALL or tagged.value in r["tags"]) and matches(r, search.value_input or "")]
+        if by: shown.sort(key=lambda r: group_order(group_value(r, by)))
+        state["shown"] = shown
+        count.object = f"{len(shown)} of {len(state['rows'])} runs"
+        t, df = table(), runs_table(shown, suffix, by)
+        with pn.io.hold():
+            flat.visible, grouped.visible = by is None, by is not None
+            if not df.equals(t.value):
+                state["updating"] = True
+                try:
+                    t.value = df   # then the ticks: given together, a Tabulator with ticked rows dropped the new data
+                    t.selection = [i for i, r in enumerate(shown) if r["id"] in state["ticked"]]
+                finally: state["updating"] = False
         redraw()
+    def refresh(force: bool = False):
+        rows = run_rows(app.store.runs(), app.store.tags(), app.store.run_sweeps())
+        if not force and rows == state["rows"]: return
+        state["rows"] = rows
+        for widget, values in ((algos, [r["algorithm"] for r in rows]), (statuses, [r["status"] for r in rows]),
+                               (tagged, [t for r in rows for t in r["tags"]])):
+            options = [ALL, *sorted(set(values))]
+            if options != widget.options: widget.param.update(options=options, value=widget.value if widget.value in options else ALL)
+        options = [NO_GROUP, *GROUP_FIELDS, *group_keys(rows)]
+        if options != group.options: group.param.update(options=options, value=group.value if group.value in options else NO_GROUP)
+        show()
+    def tag(remove: bool):
+        rids, name = selected(), tag_name.value.strip()
+        if not rids: tag_note.object = "Tick the runs to tag first."; return
+        try: changed = sum(app.store.tag_run(rid, name, remove=remove) for rid in rids)
+        except ConfigError as e: tag_note.object = html.escape(str(e)); return
+        tag_note.object = (f"{'Removed' if remove else 'Added'} {html.escape(repr(name))} {'from' if remove else 'to'} "
+                           f"{changed} run{'s' if changed != 1 else ''}.")
+        refresh()
+    tag_add.on_click(lambda _: tag(False)); tag_remove.on_click(lambda _: tag(True))
+    for t in (flat, grouped): t.param.watch(redraw, "selection")
+    for widget in (metrics, smoothing, xaxis, bands): widget.param.watch(redraw, "value")
+    for widget in (algos, statuses, tagged, group): widget.param.watch(show, "value")
+    search.param.watch(show, "value_input")
+    refresh(force=True)
     pn.state.add_periodic_callback(refresh, period=3000)
     return pn.Column(pn.pane.Markdown(f"### Runs in `{app.runs_dir}`\nTick runs to overlay their curves and compare their "
-                                      "hyperparameters; open one by its id."), table,
-                     pn.FlexBox(metric, smoothing, xaxis, align_items="flex-end"), chart,
-                     pn.pane.Markdown("#### Hyperparameters that differ"), hparams, sizing_mode="stretch_width")
+                                      "settings; open one by its id."),
+                     pn.FlexBox(search, algos, statuses, tagged, group, count, align_items="flex-end"), flat, grouped,
+                     pn.FlexBox(tag_name, tag_add, tag_remove, tag_note, align_items="flex-end"),
+                     pn.FlexBox(metrics, smoothing, xaxis, bands, align_items="flex-end"), charts,
+                     pn.pane.Markdown("#### Settings that differ"), hparams, sizing_mode="stretch_width")
 
 # %% ../../nbs/07f_app.serve.ipynb #992dffc5
 def run_page(app: WorkbenchApp, suffix: str):
