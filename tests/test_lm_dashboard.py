@@ -90,7 +90,8 @@ def test_grpo_run_driven_through_a_session(tmp_path):
 
     samples = session.samples
     assert 0 < len(samples) <= 16 and [s["step"] for s in samples] == sorted((s["step"] for s in samples), reverse=True)
-    assert set(samples[0]) == {"step", "task", "prompt", "turn", "completion", "reward", "passed", "feedback"}
+    assert set(samples[0]) == {"step", "task", "prompt", "turn", "completion", "reward", "advantage", "judges", "passed",
+                               "outcome", "feedback"}
     assert all("def " in s["prompt"] for s in samples), samples[0]["prompt"]  # the prompt it answered (its end)
     log = session.log
     assert not [e for e in log if e["kind"] == "samples"], "completions went into the log"
@@ -193,6 +194,9 @@ def test_lm_dashboard_and_run_page_in_a_browser(tmp_path):
             row.wait_for(timeout=60_000)
             assert re.search(r"gen-(easy|medium)-", row.inner_text()), row.inner_text()
             assert "def " in (row.locator("details pre").first.text_content() or "")  # its prompt, folded under the id
+            cells = row.locator("td").all_inner_texts()  # step, task, turn, outcome, reward (+ judges), advantage, ...
+            assert cells[3] in ("passed", "syntax error", "test failed", "unsafe", "timeout", "error", "failed"), cells
+            assert "exec" in cells[4] and re.fullmatch(r"-?\d+\.\d\d", cells[5]), cells
             status = page.locator(".wb-status").inner_text()
             assert "steps/min" in status and "train pass rate" in status, status
             page.locator(".wb-log").get_by_text(f"curriculum: {MOVE}").wait_for(timeout=60_000)
@@ -258,7 +262,7 @@ def test_lm_dashboard_and_run_page_in_a_browser(tmp_path):
             page.locator(".bk-tab").filter(has_text="Samples").click()
             table = page.locator(".wb-samples-table")
             table.locator(".tabulator-row").first.wait_for(timeout=30_000)
-            table.locator(".tabulator-header-filter input").nth(1).fill("syntax")  # task, outcome, feedback: outcome
+            table.locator(".tabulator-col[tabulator-field='outcome'] .tabulator-header-filter input").fill("syntax")
             row = table.locator(".tabulator-row").filter(has_text="gen-easy-broken")
             row.wait_for(timeout=30_000)
             shown = [

@@ -63,7 +63,8 @@ LIVE_CSS = """
       .wb-samples table { border-collapse: collapse; width: 100%; table-layout: fixed; }
       .wb-samples th, .wb-samples td { border-bottom: 1px solid #e5e5e5; padding: 3px 6px; text-align: left; vertical-align: top; overflow-wrap: anywhere; }
       .wb-samples pre { margin: 0; white-space: pre-wrap; max-height: 9em; overflow-y: auto; font-size: 11px; }
-      .wb-samples .wb-passed td:nth-child(5) { color: #146c43; } .wb-samples .wb-failed td:nth-child(5) { color: #b02a37; }"""  # noqa: E501  (CSS)
+      .wb-samples .wb-passed td:nth-child(4) { color: #146c43; } .wb-samples .wb-failed td:nth-child(4) { color: #b02a37; }
+      .wb-samples .wb-judges { color: #666; font-size: 11px; }"""  # noqa: E501  (CSS)
 
 LIVE_JS = """
     const LOG_SIZE = 1000
@@ -97,11 +98,13 @@ LIVE_JS = """
         log.innerHTML = rows.map(e => `<div class="${esc(e.kind)}">[${esc(e.time)}] step ${esc(e.step)}: ${esc(e.text)}</div>`).join("")
           || "<i>no events yet</i>"
       }
-      const COLS = ["step", "task", "turn", "reward", "passed", "completion", "feedback"]
-      const WIDTHS = ["6%", "14%", "5%", "7%", "6%", "37%", "25%"]
+      const COLS = ["step", "task", "turn", "outcome", "reward", "advantage", "completion", "feedback"]
+      const WIDTHS = ["6%", "13%", "7%", "9%", "10%", "8%", "28%", "19%"]
+      const num = (v) => typeof v === "number" ? v.toFixed(2) : esc(v ?? "")
       const cell = (r, c) => c === "completion" ? `<pre>${esc(r.completion ?? "")}</pre>`
         : c === "task" && r.prompt ? `<details><summary>${esc(r.task ?? "")}</summary><pre>${esc(r.prompt)}</pre></details>`
-        : c === "passed" ? (r.passed ? "yes" : "no") : c === "reward" && typeof r.reward === "number" ? r.reward.toFixed(2) : esc(r[c] ?? "")
+        : c === "reward" ? num(r.reward) + (r.judges ? `<div class="wb-judges">${esc(r.judges)}</div>` : "")
+        : c === "advantage" ? num(r.advantage) : esc(r[c] ?? "")
       const showSamples = (rows) => {
         samples.style.display = rows.length ? "" : "none"
         samples.innerHTML = rows.length ? "<b>Recent samples</b><table><colgroup>" + WIDTHS.map(w => `<col style="width:${w}">`).join("") +
@@ -171,8 +174,9 @@ class LiveView(JSComponent):
     progress = param.Number(0.0, bounds=(0, 1), doc="fraction of the run done")
     alert = param.String("", doc="an error to show above the charts (text; empty: none)")
     log = param.List(default=[], doc="event log entries, newest first: {time, step, kind, text}")
-    samples = param.List(default=[], doc="a language-model run's recent samples, newest first: {step, task, turn, reward, "
-                                         "passed, completion, feedback} (text, shown escaped); none: no table")
+    samples = param.List(default=[], doc="a language-model run's recent samples, newest first: {step, task, turn, outcome, "
+                                         "reward, judges, advantage, passed, prompt, completion, feedback} (text, shown "
+                                         "escaped); none: no table")
     view_id = param.String(default="", doc="names this view's fallback note (`fallback_note`), removed once it renders")
     config = param.Dict(default={"displaylogo": False, "responsive": True}, doc="plotly config")
 

@@ -11,14 +11,14 @@ from typing import Optional
 
 from ..runs.store import RunStore
 from ..runs.sinks import fmt_duration, fmt_number, fmt_time
-from .session import MetricHistory, curriculum_text, lm_eval_metrics, lm_eval_text
+from .session import MetricHistory, curriculum_text, lm_eval_metrics, lm_eval_text, judges_text, outcome
 from .views import COLORS, CHARTS, _layout, view_of
 from ..train.runner import algorithm_of
 from .api import thin
 
 # %% auto #0
-__all__ = ['LIVE_STATUSES', 'OUTCOMES', 'CHART_KEYS', 'OVERLAY_POINTS', 'BAND_POINTS', 'NOT_SET', 'HPARAMS_CSS', 'GROUP_FIELDS',
-           'RUN_COLUMNS', 'run_head', 'interrupted_note', 'event_text', 'event_details', 'event_rows', 'outcome',
+__all__ = ['LIVE_STATUSES', 'SAMPLE_COLUMNS', 'CHART_KEYS', 'OVERLAY_POINTS', 'BAND_POINTS', 'NOT_SET', 'HPARAMS_CSS',
+           'GROUP_FIELDS', 'RUN_COLUMNS', 'run_head', 'interrupted_note', 'event_text', 'event_details', 'event_rows',
            'sample_rows', 'checkpoint_rows', 'chart_keys', 'metric_history', 'eval_history', 'ema', 'duration_ticks',
            'overlay_series', 'without_data', 'band', 'overlay_figure', 'flatten_config', 'config_diff', 'hparams_html',
            'run_rows', 'matches', 'group_value', 'group_label', 'group_order', 'group_keys']
@@ -81,24 +81,18 @@ def event_rows(events: list):
             for e in reversed(events)]
     return pd.DataFrame(rows, columns=["time", "step", "kind", "details"])
 
-OUTCOMES = (("a syntax error", "syntax error"), ("a test failed", "test failed"), ("refused as unsafe", "unsafe"),
-            ("ran past", "timeout"))   # a sample's feedback -> its outcome, in words that match what happened
-
-def outcome(sample: dict) -> str:
-    "What became of a sample: passed, syntax error, test failed, unsafe, timeout, or error (its feedback says which)."
-    if sample.get("passed"): return "passed"
-    said = str(sample.get("feedback") or "")
-    return next((name for start, name in OUTCOMES if said.startswith(start)), "error" if said else "failed")
+SAMPLE_COLUMNS = ["step", "task", "turn", "outcome", "reward", "advantage", "judges", "feedback", "prompt", "completion"]
 
 def sample_rows(events: list):
-    """A language-model run's `samples` events as one table, newest first: step, task, turn, outcome, reward, feedback,
+    """A language-model (or team) run's `samples` events as one table, newest first: step, task, turn, outcome, reward,
+    advantage, the per-judge rewards, feedback,
     the prompt (its end) and the completion: what the samples table of its live dashboard showed, read from the store."""
     import pandas as pd
     rows = [{"step": e["step"], "task": s.get("task"), "turn": s.get("turn"), "outcome": outcome(s),
-             "reward": s.get("reward"), "feedback": s.get("feedback") or "", "prompt": s.get("prompt") or "",
-             "completion": s.get("completion") or ""}
+             "reward": s.get("reward"), "advantage": s.get("advantage"), "judges": judges_text(s.get("judges")),
+             "feedback": s.get("feedback") or "", "prompt": s.get("prompt") or "", "completion": s.get("completion") or ""}
             for e in reversed(events) if e["kind"] == "samples" for s in e["data"].get("samples", []) if isinstance(s, dict)]
-    return pd.DataFrame(rows, columns=["step", "task", "turn", "outcome", "reward", "feedback", "prompt", "completion"])
+    return pd.DataFrame(rows, columns=SAMPLE_COLUMNS)
 
 def checkpoint_rows(checkpoints: list, run_dir: Optional[str] = None):
     "A run's checkpoints as a table: local time, step, why, evaluation score, ✓ for the best, file (within `run_dir`)."

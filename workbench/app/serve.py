@@ -269,7 +269,8 @@ def run_page(app: WorkbenchApp, suffix: str):
     events = pn.widgets.Tabulator(event_rows([]), pagination="local", page_size=15, css_classes=["wb-events"],
                                   formatters={"details": {"type": "textarea"}}, **tables)
     samples = pn.widgets.Tabulator(sample_rows([]), pagination="local", page_size=10, css_classes=["wb-samples-table"],
-                                   header_filters={c: {"type": "input", "func": "like"} for c in ("task", "outcome", "feedback")},
+                                   header_filters={"step": {"type": "number", "func": ">=", "placeholder": "from step"},
+                                                   **{c: {"type": "input", "func": "like"} for c in ("task", "turn", "outcome", "feedback")}},
                                    formatters={c: {"type": "textarea"} for c in ("feedback", "prompt", "completion")}, **tables)
     history, seen = MetricHistory(), {"row": 0, "drawn": False, "checkpoints": None, "events": None, "evals": 0}
     def refresh() -> str:

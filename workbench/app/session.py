@@ -18,9 +18,9 @@ from ..runs.sinks import fmt_number
 from .views import fmt_rate, view_of
 
 # %% auto #0
-__all__ = ['SESSION_ALGORITHMS', 'SESSION_CONFIGS', 'LIVE_KNOBS', 'LM_SLIDERS', 'ALL_KNOBS', 'MetricHistory', 'session_knobs',
-           'knob_values', 'planned_steps', 'describe', 'TrainingSession', 'lm_eval_metrics', 'lm_eval_text',
-           'curriculum_text']
+__all__ = ['SESSION_ALGORITHMS', 'SESSION_CONFIGS', 'LIVE_KNOBS', 'LM_SLIDERS', 'ALL_KNOBS', 'OUTCOMES', 'MetricHistory',
+           'session_knobs', 'knob_values', 'planned_steps', 'describe', 'TrainingSession', 'lm_eval_metrics',
+           'lm_eval_text', 'curriculum_text', 'outcome', 'judges_text']
 
 # %% ../../nbs/07a_app.session.ipynb #f833c8e4
 class MetricHistory:
@@ -231,6 +231,21 @@ def curriculum_text(d: dict) -> str:
     return (f"{d.get('from')} -> {d.get('to')} at rolling pass rate {fmt_rate(d.get('rate'))}"
             + (f" over {d['episodes']} episodes" if d.get("episodes") else ""))
 
+OUTCOMES = (("a syntax error", "syntax error"), ("a test failed", "test failed"), ("refused as unsafe", "unsafe"),
+            ("ran past", "timeout"))   # a sample's feedback -> its outcome, in words that match what happened
+
+def outcome(sample: dict) -> str:
+    """What became of a sample: its own `outcome` (a team's says how the team did), else passed, syntax error, test
+    failed, unsafe, timeout, or error (its feedback says which)."""
+    if sample.get("outcome"): return sample["outcome"]
+    if sample.get("passed"): return "passed"
+    said = str(sample.get("feedback") or "")
+    return next((name for start, name in OUTCOMES if said.startswith(start)), "error" if said else "failed")
+
+def judges_text(judges) -> str:
+    "A sample's per-judge rewards in words: 'exec 1, static 0.8'."
+    return ", ".join(f"{k} {fmt_number(v)}" for k, v in (judges or {}).items())
+
 # %% ../../nbs/07a_app.session.ipynb #1bdd754a
 @patch
 def _on_event(self: TrainingSession, e: Event) -> None:
@@ -272,7 +287,8 @@ def _on_event(self: TrainingSession, e: Event) -> None:
         self._note(e.step, "notice", d["text"])
         self._set()
     elif e.kind == Kind.SAMPLES:   # model-written text, for the samples table: never in the log
-        self._samples.extend({**s, "step": e.step} for s in d.get("samples", []))
+        self._samples.extend({**s, "step": e.step, "outcome": outcome(s), "judges": judges_text(s.get("judges"))}
+                             for s in d.get("samples", []))
         self._set()
     elif e.kind == Kind.CONTROL:
         args = ", ".join(f"{k}={fmt_number(v)}" for k, v in d["args"].items())

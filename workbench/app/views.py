@@ -168,7 +168,7 @@ class LMView(RunView):
 
 class TeamView(LMView):
     "A team of token agents' runs (`team-sft`, `team-grpo`): scored by its held-out team success; a chart of each role."
-    score_name, new_label, samples = "val team success", "New team session", False
+    score_name, new_label = "val team success", "New team session"
 
     def charts(self, config) -> dict:
         roles = config["team"]["roles"] if isinstance(config, dict) else config.team.roles

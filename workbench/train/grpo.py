@@ -17,7 +17,7 @@ from ..runs.events import Kind
 from .loss import group_advantages
 
 # %% auto #0
-__all__ = ['NOTICE_AFTER', 'Curriculum', 'GRPOTrainer', 'no_spread_notice']
+__all__ = ['NOTICE_AFTER', 'Curriculum', 'GRPOTrainer', 'no_spread_notice', 'note_spread']
 
 # %% ../../nbs/05h_train.grpo.ipynb #591c3289
 class Curriculum:
@@ -94,9 +94,9 @@ class GRPOTrainer(LMTrainer):
         rows, gen_s, judge_s = self.play(tasks)
         samples, attempts = [r[0] for r in rows], [r[1] for r in rows]
         rewards = torch.tensor([a.reward for a in attempts], dtype=torch.float32)
-        adv, no_spread = group_advantages(rewards, [r[2] for r in rows], g.scale_rewards)
+        every, no_spread = group_advantages(rewards, [r[2] for r in rows], g.scale_rewards)
         keep = self._informative(rows, rewards) if g.filter_groups else list(range(len(rows)))
-        samples, adv = [samples[i] for i in keep], adv[keep]
+        samples, adv = [samples[i] for i in keep], every[keep]
         ref_logp = reference_logprobs(self.policy, samples, g, self.reference)
         self._train_model.train()
         old_logp = None   # the first epoch's, for every epoch's ratio
@@ -107,7 +107,7 @@ class GRPOTrainer(LMTrainer):
             if self.diverged: break
         generated = sum(len(r[0].completion_ids) for r in rows)
         self.tokens += generated
-        out = self._stats(tasks, rows, rewards, no_spread, loss, stats, norm, generated, gen_s, judge_s, t0)
+        out = self._stats(tasks, rows, rewards, every, no_spread, loss, stats, norm, generated, gen_s, judge_s, t0)
         return {**out, "charts/trained_share": len(keep) / len(rows)}
 
     @staticmethod
@@ -121,19 +121,28 @@ class GRPOTrainer(LMTrainer):
 # %% ../../nbs/05h_train.grpo.ipynb #7bfa24be
 NOTICE_AFTER = 3   # steps in a row with no reward spread in any group before the run says so
 
-def no_spread_notice(rewards: torch.Tensor, groups: int, steps: int, level: str) -> str:
+def no_spread_notice(rewards: torch.Tensor, groups: int, steps: int, level: Optional[str]) -> str:
     "Why GRPO has had nothing to learn from for `steps` steps, in one line: every sample failed, passed, or scored alike."
-    where = f"in {groups} of {groups} groups for {steps} steps"
-    if rewards.max() <= 0: return (f"no reward spread {where}: every sample failed at level {level}; start from a "
-                                   "stronger SFT run (more --updates or --sft-demos) or an easier --level")
-    if rewards.min() >= 1: return (f"no reward spread {where}: every sample passed at level {level}; a harder --level "
-                                   "(or the curriculum) gives it something to learn")
+    where, at = f"in {groups} of {groups} groups for {steps} steps", f" at level {level}" if level else ""
+    if rewards.max() <= 0: return (f"no reward spread {where}: every sample failed{at}; start from a stronger SFT run "
+                                   "(more --updates or --sft-demos)" + (" or an easier --level" if level else ""))
+    if rewards.min() >= 1: return (f"no reward spread {where}: every sample passed{at}; "
+                                   + ("a harder --level (or the curriculum)" if level else "a harder task")
+                                   + " gives it something to learn")
     return (f"no reward spread {where}: each group's samples scored alike; raise --temperature or --group-size "
             "for samples that differ")
 
+def note_spread(trainer, no_spread: float, rewards: torch.Tensor, groups: int, level: Optional[str]) -> None:
+    """Count a trainer's steps in a row with no reward spread in any group (`no_spread`, the share of such groups, is 1);
+    at the `NOTICE_AFTER`th, its main process emits a `notice` with the likely cause (a team's steps too)."""
+    trainer.flat_steps = getattr(trainer, "flat_steps", 0) + 1 if no_spread >= 1.0 else 0
+    if trainer.flat_steps == NOTICE_AFTER and trainer.main:   # once a streak: a line in the log, the store and the console
+        trainer.bus.emit(Kind.NOTICE, trainer.global_step + 1,
+                         text=no_spread_notice(rewards, groups, trainer.flat_steps, level))
+
 # %% ../../nbs/05h_train.grpo.ipynb #f55f95b5
 @patch
-def _stats(self: GRPOTrainer, tasks, rows, rewards, no_spread, loss, stats, norm, generated, gen_s, judge_s, t0) -> dict:
+def _stats(self: GRPOTrainer, tasks, rows, rewards, adv, no_spread, loss, stats, norm, generated, gen_s, judge_s, t0) -> dict:
     "The step's metrics; the curriculum sees the episodes' outcomes; a few samples go out as an event."
     attempts, samples = [r[1] for r in rows], [r[0] for r in rows]
     episodes = collections.defaultdict(list)
@@ -151,10 +160,7 @@ def _stats(self: GRPOTrainer, tasks, rows, rewards, no_spread, loss, stats, norm
            "perf/tokens_per_s": generated / max(gen_s, 1e-9), "perf/generate_time": gen_s, "perf/judge_time": judge_s,
            "perf/steps_per_min": 60.0 / (time.perf_counter() - t0)}
     for name in attempts[0].judges: out[f"judges/{name}"] = sum(a.judges[name] for a in attempts) / len(attempts)
-    self.flat_steps = self.flat_steps + 1 if no_spread >= 1.0 else 0
-    if self.flat_steps == NOTICE_AFTER and self.main:   # once a streak: a line in the log, the store and the console
-        self.bus.emit(Kind.NOTICE, self.global_step + 1, text=no_spread_notice(rewards, len({r[2] for r in rows}),
-                                                                                self.flat_steps, self.env.level))
+    note_spread(self, no_spread, rewards, len({r[2] for r in rows}), self.env.level)
     G, level = self.cfg.grpo.group_size, self.env.level   # review episodes (of the levels below) do not count
     mine = [any(p) for i, p in episodes.items() if tasks[i // G].level == level]
     if self.curriculum is not None and (move := self.curriculum.observe(mine)):
@@ -162,7 +168,9 @@ def _stats(self: GRPOTrainer, tasks, rows, rewards, no_spread, loss, stats, norm
         if self.main: self.bus.emit(Kind.CURRICULUM, self.global_step + 1, **move)
     if self.main:
         shown = [{"task": a.task_id, "prompt": s.prompt[-1200:], "turn": a.turn, "completion": s.text[:400], "reward": a.reward,
-                  "passed": a.passed, "feedback": a.feedback} for s, a, *_ in rows[:: max(1, len(rows) // 4)][:4]]
+                  "advantage": round(float(adv[j]), 3), "judges": {k: round(v, 3) for k, v in a.judges.items()},
+                  "passed": a.passed, "feedback": a.feedback}
+                 for j in list(range(0, len(rows), max(1, len(rows) // 4)))[:4] for s, a, *_ in [rows[j]]]
         self.bus.emit(Kind.SAMPLES, self.global_step + 1, samples=shown)
     return out
 

@@ -22,6 +22,7 @@ from ..runs.events import Controls, EventBus, Kind
 from .checkpoint import CheckpointManager, rng_state, set_rng_state
 from .config import RunConfig, Sections
 from .lm_config import GRPOConfig, ModelConfig, OptimConfig, check_token_config
+from .grpo import note_spread
 from .lm import (build_policy, completion_nll, grpo_terms, load_weights, model_state, optimise,
     reference_logprobs, set_lr, token_frame, token_summary, warmup_cosine)
 from .loop import Trainer
@@ -29,7 +30,7 @@ from .loss import group_advantages
 
 # %% auto #0
 __all__ = ['GROUPINGS', 'TEAM_SECTIONS', 'TEAM_DEFAULTS', 'group_key', 'TeamConfig', 'TeamTrainConfig', 'play_team',
-           'evaluate_team', 'play_tree', 'TeamTrainer']
+           'evaluate_team', 'play_tree', 'TeamTrainer', 'team_samples']
 
 # %% ../../nbs/05h_train.team.ipynb #1e786905
 GROUPINGS = ("none", "agent", "turn", "both")
@@ -252,6 +253,21 @@ class TeamTrainer(Trainer):
 
     def _lr_factor(self, step: int) -> float: return warmup_cosine(self.cfg.optim, step)
 
+# %% ../../nbs/05h_train.team.ipynb #cc4905b6
+def team_samples(rows: list, adv: torch.Tensor, tasks: list, turn_of: list, n: int = 4) -> list:
+    """`n` of a team step's answers, spread over its rows (sample, task index, role, round, reward), for the samples
+    table: the task, the role and round, the prompt's end, the answer, its reward and advantage, and (where the answer
+    was one episode's turn) whether the team solved it and the team's and the role's own rewards."""
+    out = []
+    for j in list(range(0, len(rows), max(1, len(rows) // n)))[:n]:
+        s, ti, role, rnd, reward = rows[j]
+        u = turn_of[j]
+        out.append({"task": tasks[ti].id, "turn": f"{role} {rnd}", "prompt": s.prompt[-1200:], "completion": s.text[:400],
+                    "reward": reward, "advantage": round(float(adv[j]), 3), "passed": bool(u.success) if u else None,
+                    "outcome": ("team solved" if u.success else "team failed") if u else "-",
+                    "feedback": f"team {u.team:.2f}, {role} {u.local:.2f}" if u else ""})
+    return out
+
 # %% ../../nbs/05h_train.team.ipynb #5b8c3f8b
 @patch
 def sft_step(self: TeamTrainer) -> dict:
@@ -281,14 +297,18 @@ def grpo_step(self: TeamTrainer) -> dict:
     episodes = [task for task in tasks for _ in range(g.group_size)]
     if t.sampling == "tree":   # rows: (sample, task, role, round, reward)
         rows, turns = play_tree(self.policies, self.env, tasks, g.group_size, g.temperature, g.max_new_tokens)
+        turn_of = [None] * len(rows)   # (a branch's answers are not one episode's turns)
     else:
         samples, turns = play_team(self.policies, self.env, episodes, g.temperature, g.max_new_tokens)
-        reward_of = {(u.episode, u.role, u.round): u.reward for u in turns}
-        rows = [(s, i // g.group_size, role, rnd, reward_of[(i, role, rnd)]) for s, i, role, rnd in samples]
+        by = {(u.episode, u.role, u.round): u for u in turns}
+        rows = [(s, i // g.group_size, role, rnd, by[(i, role, rnd)].reward) for s, i, role, rnd in samples]
+        turn_of = [by[(i, role, rnd)] for _, i, role, rnd in samples]
     gen_s = time.perf_counter() - t0
     rewards = torch.tensor([r[4] for r in rows], dtype=torch.float32)
     keys = [group_key(task, role, rnd, t.grouping) for _, task, role, rnd, _ in rows]
     adv, no_spread = group_advantages(rewards, keys, g.scale_rewards)
+    note_spread(self, no_spread, rewards, len(set(keys)), t.level if t.task == "code" else None)
+    if self.main: self.bus.emit(Kind.SAMPLES, self.global_step + 1, samples=team_samples(rows, adv, tasks, turn_of))
     loss, parts = 0.0, {}
     for pid, model in self.models.items():
         mine = [j for j, r in enumerate(rows) if self.mapping[r[2]] == pid]
