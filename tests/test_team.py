@@ -5,6 +5,7 @@ notebook's token cell as a job."""
 import json
 
 from conftest import ROOT, last_json, workbench
+from workbench.app.pages import sample_rows
 from workbench.runs.store import RunStore
 
 SMALL = ["--hidden", "32", "--layers", "1", "--heads", "2", "--ffn", "64", "--vocab", "300", "--corpus-tasks", "50",
@@ -25,6 +26,11 @@ def test_team_sft_grpo_resume_and_swap(tmp_path):
     r = workbench("train", "--resume", run, "--updates", "3", "--quiet", "--json")
     assert r.returncode == 0, r.stderr[-2000:]
     assert last_json(r.stdout)["global_step"] == 3
+    # Its samples, as the run page's table reads them from the store: a role and round, how the team did, the advantage.
+    (grpo,) = [row for row in RunStore(runs).runs() if row["config"]["optim"]["algo"] == "grpo"]
+    table = sample_rows(RunStore(runs).events(grpo["id"], "samples"))
+    assert len(table) == 12 and set(table["outcome"]) <= {"team solved", "team failed"}, table  # 4 a step, 3 steps
+    assert set(table["turn"]) <= {"planner 1", "executor 1", "planner 2", "executor 2"} and table["advantage"].notna().all()
     plain, swapped = (last_json(workbench("eval", run, "--episodes", "8", "--json", *extra).stdout)
                       for extra in ((), ("--swap-roles",)))  # fmt: skip
     assert not plain["swapped"] and swapped["swapped"] and plain["policy_map"] == "per_role"
