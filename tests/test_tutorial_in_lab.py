@@ -126,7 +126,8 @@ def lab(tmp_path):
 
 def test_tutorial_live_in_jupyterlab(lab):
     """Run the tutorial cell by cell: the dashboard renders from the installed packages, moves while the kernel
-    answers other cells, pauses, takes a learning-rate change (recorded with its source) and comes back after a reload."""
+    answers other cells, pauses, takes a learning-rate change (recorded with its source), comes back after a reload,
+    and says it is of an older session once the cell that makes the session runs again."""
     errors, console = [], []
     shots = ARTIFACTS / "tutorial_in_lab"
     shots.mkdir(parents=True, exist_ok=True)
@@ -342,6 +343,17 @@ def test_tutorial_live_in_jupyterlab(lab):
                 "CONTROLS", [e["data"] for e in store.events(run_id, "control")], "\nCONSOLE", "\n".join(console[-30:])
             )
             raise
+
+        # The cell that makes the session, run again: the view above says it shows an older session, and which is newer.
+        position[0] = [
+            i
+            for i in range(cells.count())
+            if "session = TrainingSession(" in (cells.nth(i).locator(".jp-InputArea-editor").text_content() or "")
+        ][0]
+        run_until("session = TrainingSession(")
+        alert = page.locator(".wb-live .wb-alert")
+        alert.get_by_text(f"This view shows an older session (run {run_id}, stopped)").wait_for(timeout=30_000)
+        assert "1 newer session was made since in this kernel; the latest: not started." in alert.text_content()
     assert blocked == [], f"the page tried to reach beyond loopback: {blocked[:5]}"
     assert not [c for c in console if c.startswith("error") and re.search(r"refused|failed to load", c, re.I)], console
     assert not [e for e in errors if re.search(r"workbench|bokeh|panel|plotly|static/extensions|^4\d\d ", e, re.I)], (

@@ -20,7 +20,8 @@ from .charts import LiveView, chart_figure, chart_tail, setup_notebook, notebook
 from ..runs.sinks import fmt_duration, fmt_time
 
 # %% auto #0
-__all__ = ['KNOB_LABELS', 'ENDED', 'field_widget', 'ConfigForm', 'knob_widget', 'TrainingDashboard', 'status_line']
+__all__ = ['KNOB_LABELS', 'ENDED', 'IDLE_POLL_S', 'field_widget', 'ConfigForm', 'knob_widget', 'TrainingDashboard', 'older_note',
+           'status_line']
 
 # %% ../../nbs/07c_app.dashboard.ipynb #4d1bba2b
 def field_widget(name: str, tp, value, doc: str = ""):
@@ -106,6 +107,7 @@ def knob_widget(session: TrainingSession, name: str):
                                           width=200, **kw)
 
 ENDED = ("stopped", "finished", "failed", "diverged")   # a session's statuses after which nothing changes
+IDLE_POLL_S = 2.0   # how often a notebook view of an ended run looks for news (`older_note`)
 
 class TrainingDashboard(pn.viewable.Viewer):
     "Live controls, charts, progress, samples and log of one `TrainingSession`."
@@ -120,7 +122,9 @@ class TrainingDashboard(pn.viewable.Viewer):
         s = self.session if self.session is not None else TrainingSession()
         self.session, self._drawn, self._callback, self._syncing, self._resync = s, None, None, False, []
         self._lock, self._poller = threading.RLock(), None   # one refresh at a time: the poller's, a view's, a button's
-        self._charts_drawn, self._charts_at, self._log_drawn = None, 0.0, None
+        self._charts_drawn, self._charts_at, self._log_drawn, self._older = None, 0.0, None, ""
+        self.in_notebook = False   # shown by a notebook cell (the app's Live page holds many sessions at once)
+        self._unpolled = threading.Event()   # set: the poller ends
         self.form = ConfigForm(value=s.config)
         self.form.param.watch(lambda e: setattr(s, "config", e.new) if s.trainer is None else None, "value")
         self.start_button = pn.widgets.Button(name="Start", button_type="primary", width=110, css_classes=["wb-start"])
@@ -165,25 +169,39 @@ class TrainingDashboard(pn.viewable.Viewer):
         its poller is a thread, so the view moves while other cells run."""
         from IPython.display import display, HTML
         if not notebook_ready(): setup_notebook()
+        self.in_notebook = True
         self.poll_in_thread()
         display(HTML(fallback_note(self.live.view_id)))
         display(self.__panel__())
 
     def poll_in_thread(self) -> threading.Thread:
-        "Refresh every `period_ms` from a thread of its own until the run has ended and is drawn (once a dashboard)."
+        "Refresh every `period_ms` from a thread of its own (once a dashboard; slower once the run has ended and is drawn)."
         if self._poller is None:
             self._poller = threading.Thread(target=self._poll, daemon=True, name=f"workbench-view-{id(self):x}")
             self._poller.start()
         return self._poller
 
+    def stop_polling(self) -> None:
+        "End the poller thread (a kernel's end does too)."
+        self._unpolled.set()
+        if self._poller is not None: self._poller.join(5); self._poller = None
+
     def _poll(self) -> None:
+        "Every `period_ms`; once the run has ended and is drawn, every `IDLE_POLL_S` (a newer session is still news)."
         ended = lambda: self.session.status in ENDED and self._charts_drawn == self.session.version and not self._resync
-        while not ended():
-            time.sleep(self.period_ms / 1000)
+        while not self._unpolled.wait(IDLE_POLL_S if ended() else self.period_ms / 1000):
             try: self.refresh()
             except Exception as e:   # a view that cannot be sent to (a closed comm) must not end in a traceback
                 print(f"workbench: the dashboard stopped updating ({type(e).__name__}: {e})", file=sys.stderr)
                 return
+
+# %% ../../nbs/07c_app.dashboard.ipynb #21811b4c
+def older_note(session: TrainingSession, newer: list) -> str:
+    "What a view of `session` says when sessions were made after it in this kernel (`newer`): it is not the latest."
+    if not newer: return ""
+    name = lambda s: f"run {s.run_id}, {s.status}" if s.run_id else "not started"  # noqa: E731
+    return (f"This view shows an older session ({name(session)}): {len(newer)} newer session"
+            f"{'s were' if len(newer) > 1 else ' was'} made since in this kernel; the latest: {name(newer[-1])}.")
 
 # %% ../../nbs/07c_app.dashboard.ipynb #687fcf75
 def status_line(s: TrainingSession) -> str:
@@ -207,7 +225,8 @@ def refresh(self: TrainingDashboard) -> None:
 @patch
 def _refresh(self: TrainingDashboard) -> None:
     s = self.session
-    key = (s.version, s.status, int(time.time()) if s.status == "running" else 0)
+    newer = s.newer() if self.in_notebook else []
+    key = (s.version, s.status, int(time.time()) if s.status == "running" else 0, len(newer))
     if key == self._drawn and self._charts_drawn == s.version: return
     self._drawn = key
     started = s.trainer is not None
@@ -241,8 +260,10 @@ def _refresh(self: TrainingDashboard) -> None:
             self.draw_charts(); tails = None        # the final picture, or a series was thinned: draw anew
         else:
             self._drawn_points, self._charts_drawn, self._charts_at = drawn, s.version, now
+    older, said = older_note(s, newer), {}
+    if older != self._older: self._older, said = older, {"alert": older}   # (an error a control caused stays till then)
     self.live.push(title=title, status=status_line(s), progress=min(1.0, s.global_step / max(1, s.total_timesteps)),
-                   log_new=log_new, extend=tails, samples=s.samples if view_of(cfg).samples else None)
+                   log_new=log_new, extend=tails, samples=s.samples if view_of(cfg).samples else None, **said)
 
 @patch
 def _on_view(self: TrainingDashboard) -> None:

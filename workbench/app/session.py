@@ -5,7 +5,7 @@
 # %% ../../nbs/07a_app.session.ipynb #ff4ba2a3
 from __future__ import annotations
 from ..core import WorkbenchError, ConfigError, field_docs  # first: quiets dependency notices
-import collections, math, threading, time
+import collections, math, threading, time, weakref
 from typing import Optional
 
 import param
@@ -90,6 +90,8 @@ def describe(cfg) -> str:
     return algorithm_of(cfg).trainer.describe(cfg)
 
 # %% ../../nbs/07a_app.session.ipynb #04fd69c6
+_MADE: list = []   # weak references to the sessions made in this process, oldest first (`newer`)
+
 class TrainingSession(param.Parameterized):
     "One training run you can start, watch and steer from a notebook or the app."
     config = param.ClassSelector(class_=SESSION_CONFIGS, doc="the run's settings (fixed once it starts)")
@@ -119,6 +121,7 @@ class TrainingSession(param.Parameterized):
         self._thread: Optional[threading.Thread] = None
         self._syncing, self._start_lock = False, threading.Lock()   # one start: the dashboard's Start or a cell's
         self.param.watch(lambda *events: self._on_knob(*events), list(ALL_KNOBS))   # `_on_knob` comes below
+        _MADE[:] = [r for r in _MADE if r() is not None] + [weakref.ref(self)]
 
     @param.depends("config", watch=True)
     def _on_config(self):
@@ -164,6 +167,13 @@ def _knob_parameter(name: str) -> param.Number:
                         softbounds=(low, high), doc=field_docs(cls).get(name, ""))
 
 for _name in ALL_KNOBS: TrainingSession.param.add_parameter(_name, _knob_parameter(_name))
+
+# %% ../../nbs/07a_app.session.ipynb #10806e9d
+@patch
+def newer(self: TrainingSession) -> list:
+    "The sessions made after this one in this process and still held, oldest first."
+    i = next(i for i, r in enumerate(_MADE) if r() is self)
+    return [s for r in _MADE[i + 1:] if (s := r()) is not None]
 
 # %% ../../nbs/07a_app.session.ipynb #7c4e0ddf
 @patch
