@@ -440,3 +440,96 @@ def test_your_own_env_tutorial_in_jupyterlab(tmp_path):
         assert blocked == [], f"the page tried to reach beyond loopback: {blocked[:5]}"
     finally:
         server.stop()
+
+
+LM_NOTEBOOK = [
+    "from workbench import LMTrainConfig, TrainingSession, setup_notebook\nsetup_notebook()",
+    "session = TrainingSession(LMTrainConfig(algo='grpo', task='code?level=medium&turns=2', updates=100_000,\n"
+    "    batch_size=2, group_size=2, max_new_tokens=16, eval_every=3, eval_tasks=2, corpus_tasks=40, vocab=300,\n"
+    "    hidden=32, layers=1, heads=2, ffn=64, device='cpu', torch_threads=1, runs_dir=RUNS))",
+    "dash = session.dashboard(control_source='notebook')\ndash",
+    "session.start()",
+    "import time\ntime.sleep(15)   # the kernel is busy",
+    "session.stop(); session.wait(timeout=120); print(session.status, session.global_step)",
+]
+
+
+def test_lm_dashboard_live_in_jupyterlab(tmp_path):
+    """A code agent's GRPO run from a notebook in a real JupyterLab: while a cell blocks the kernel for 15 s, its
+    pass-rate chart and step counter go on moving and Pause shows at once; after the cell, the view and the store agree."""
+    runs_dir = tmp_path / "runs"
+    cells_src = [c.replace("RUNS", repr(str(runs_dir))) for c in LM_NOTEBOOK]
+    nb = {
+        "cells": [
+            {"cell_type": "code", "execution_count": None, "id": f"c{i}", "metadata": {}, "outputs": [], "source": s}
+            for i, s in enumerate(cells_src)
+        ],
+        "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    (tmp_path / "agent.ipynb").write_text(json.dumps(nb))
+    server = Lab(tmp_path)
+    try:
+        with loopback_only_page() as (page, blocked):
+            page.goto(f"{server.base}/lab/tree/agent.ipynb?token={server.token}")
+            cells = page.locator(".jp-Notebook .jp-Cell")
+            cells.first.wait_for(timeout=90_000)
+            page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").wait_for(timeout=90_000)
+            run_button = page.locator("jp-button[data-command='notebook:run-cell-and-select-next']")
+
+            def run(i: int, wait: bool = True):
+                cell = cells.nth(i)
+                cell.locator(".jp-InputArea-prompt").click()
+                run_button.click()
+                if wait:
+                    prompt = cell.locator(".jp-InputArea-prompt")
+                    wait_for(lambda: re.search(r"\[\d+\]", prompt.text_content() or ""), timeout=180, what=f"cell {i}")
+                    stderr = cell.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
+                    assert not stderr.filter(has_text="Traceback").count(), f"cell {i} failed"
+                return cell
+
+            for i in range(4):
+                run(i)
+            step_count = page.locator(".wb-live .wb-step-count")
+            steps = lambda: int((step_count.text_content() or "").replace(",", "") or -1)
+            chart = page.locator(".wb-live .wb-chart-pass_rate .js-plotly-plot")
+            points = lambda: chart.evaluate("el => (el.data && el.data[0].x) ? el.data[0].x.length : 0")
+            wait_for(lambda: points() >= 2, timeout=120, what="the pass-rate chart to gain points")
+
+            status = page.locator(".wb-live .wb-status-value")
+            busy = run(4, wait=False)
+            busy.locator(".jp-InputArea-prompt").get_by_text("[*]").wait_for(timeout=10_000)
+            began, seen = time.monotonic(), []
+            while time.monotonic() - began < 7:
+                seen.append((steps(), points()))
+                time.sleep(0.2)
+            clicked = time.monotonic()
+            page.get_by_role("button", name="Pause", exact=True).click()
+            status.get_by_text("paused").wait_for(timeout=10_000)
+            paused_after = time.monotonic() - clicked
+            page.get_by_role("button", name="Resume", exact=True).click()
+            status.get_by_text("running").wait_for(timeout=10_000)
+            while "[*]" in (busy.locator(".jp-InputArea-prompt").text_content() or ""):
+                seen.append((steps(), points()))
+                time.sleep(0.2)
+            assert time.monotonic() - began > 10, "the busy cell did not keep the kernel busy"
+            step_moves = sum(b[0] > a[0] for a, b in zip(seen, seen[1:]))
+            chart_moves = sum(b[1] > a[1] for a, b in zip(seen, seen[1:]))
+            print(
+                f"LM run, while a cell ran: the counter moved {step_moves} times, the pass-rate chart {chart_moves} "
+                f"times; 'paused' showed {paused_after:.2f} s after the click"
+            )
+            # (about one GRPO step a second here, and a chart redrawn at most once a second)
+            assert step_moves >= 5 and chart_moves >= 5, seen
+            assert paused_after <= 5.0, f"'paused' showed {paused_after:.1f} s after the click, while a cell ran"
+
+            run(5)  # stop and wait: the view and the store agree on where it stopped
+            status.get_by_text("stopped").wait_for(timeout=60_000)
+            (row,) = RunStore(runs_dir).runs()
+            wait_for(lambda: steps() == row["global_step"], timeout=30, what="the view and the store to agree")
+            assert row["status"] == "stopped"
+            page.screenshot(path=str(ARTIFACTS / "lm_dashboard_in_lab.png"), full_page=True)
+        assert blocked == [], f"the page tried to reach beyond loopback: {blocked[:5]}"
+    finally:
+        server.stop()
