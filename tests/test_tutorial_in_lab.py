@@ -43,6 +43,20 @@ def test_notebook_external_sources_finds_what_it_should():
     assert notebook_external_sources(nb) == ["https://cdn.y/a.js", "https://cdn.x/b.js"]
 
 
+def pause_and_resume(page, status, times: int) -> list:
+    "Click Pause, wait for 'paused', click Resume, wait for 'running', `times` times: the seconds each 'paused' took."
+    took = []
+    for _ in range(times):
+        clicked = time.monotonic()
+        page.get_by_role("button", name="Pause", exact=True).click()
+        status.get_by_text("paused").wait_for(timeout=10_000)
+        took.append(round(time.monotonic() - clicked, 2))
+        page.get_by_role("button", name="Resume", exact=True).click()
+        status.get_by_text("running").wait_for(timeout=10_000)
+        time.sleep(1.0)
+    return took
+
+
 def saved_with_outputs(path: Path) -> bool:
     "Whether the notebook file is whole (it parses) and holds the dashboard's output."
     try:
@@ -216,23 +230,15 @@ def test_tutorial_live_in_jupyterlab(lab):
         while time.monotonic() - began < 6:
             seen.append(steps())
             time.sleep(0.2)
-        clicked = time.monotonic()
-        page.get_by_role("button", name="Pause", exact=True).click()
-        status.get_by_text("paused").wait_for(timeout=10_000)
-        paused_after = time.monotonic() - clicked
-        page.get_by_role("button", name="Resume", exact=True).click()
-        status.get_by_text("running").wait_for(timeout=10_000)
+        paused_after = pause_and_resume(page, status, times=2)
         while "[*]" in (busy.locator(".jp-InputArea-prompt").text_content() or ""):
             seen.append(steps())
             time.sleep(0.2)
         assert time.monotonic() - began > 10, "the busy cell did not keep the kernel busy"
         moves = sum(b > a for a, b in zip(seen, seen[1:]))
+        print(f"while a cell ran: the counter moved {moves} times; 'paused' showed {paused_after} s after the clicks")
         assert moves >= 10, f"the counter moved {moves} times while a cell ran: {seen}"
-        # (the issue asks for 2 s; on an idle machine it shows in under 1 s: 5 s leaves CI's two busy cores room)
-        assert paused_after <= 5.0, f"'paused' showed {paused_after:.1f} s after the click, while a cell ran"
-        print(
-            f"while a cell ran: the counter moved {moves} times; 'paused' showed {paused_after:.2f} s after the click"
-        )
+        assert min(paused_after) <= 2.0 and max(paused_after) <= 5.0, paused_after  # (one slow of two: CI's busy cores)
 
         # Pause stops the counter; Resume starts it again.
         page.get_by_role("button", name="Pause", exact=True).click()
@@ -480,17 +486,28 @@ def test_lm_dashboard_live_in_jupyterlab(tmp_path):
 
             def run(i: int, wait: bool = True):
                 cell = cells.nth(i)
-                cell.locator(".jp-InputArea-prompt").click()
-                run_button.click()
+                prompt = cell.locator(".jp-InputArea-prompt")
+                for _ in range(3):  # a request sent while the new kernel still connects can be lost: send it again
+                    prompt.click()
+                    run_button.click()
+                    try:
+                        wait_for(lambda: re.search(r"\[(\*|\d+)\]", prompt.text_content() or ""), timeout=10)
+                        break
+                    except AssertionError:
+                        continue
                 if wait:
-                    prompt = cell.locator(".jp-InputArea-prompt")
                     wait_for(lambda: re.search(r"\[\d+\]", prompt.text_content() or ""), timeout=180, what=f"cell {i}")
                     stderr = cell.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
                     assert not stderr.filter(has_text="Traceback").count(), f"cell {i} failed"
                 return cell
 
-            for i in range(4):
-                run(i)
+            wait_for(lambda: cells.count() == len(cells_src), timeout=60, what="the cells to render")
+            try:
+                for i in range(4):
+                    run(i)
+            except AssertionError:
+                page.screenshot(path=str(ARTIFACTS / "lm_in_lab_failed.png"), full_page=True)
+                raise
             step_count = page.locator(".wb-live .wb-step-count")
             steps = lambda: int((step_count.text_content() or "").replace(",", "") or -1)
             chart = page.locator(".wb-live .wb-chart-pass_rate .js-plotly-plot")
@@ -504,12 +521,7 @@ def test_lm_dashboard_live_in_jupyterlab(tmp_path):
             while time.monotonic() - began < 7:
                 seen.append((steps(), points()))
                 time.sleep(0.2)
-            clicked = time.monotonic()
-            page.get_by_role("button", name="Pause", exact=True).click()
-            status.get_by_text("paused").wait_for(timeout=10_000)
-            paused_after = time.monotonic() - clicked
-            page.get_by_role("button", name="Resume", exact=True).click()
-            status.get_by_text("running").wait_for(timeout=10_000)
+            paused_after = pause_and_resume(page, status, times=2)
             while "[*]" in (busy.locator(".jp-InputArea-prompt").text_content() or ""):
                 seen.append((steps(), points()))
                 time.sleep(0.2)
@@ -518,11 +530,11 @@ def test_lm_dashboard_live_in_jupyterlab(tmp_path):
             chart_moves = sum(b[1] > a[1] for a, b in zip(seen, seen[1:]))
             print(
                 f"LM run, while a cell ran: the counter moved {step_moves} times, the pass-rate chart {chart_moves} "
-                f"times; 'paused' showed {paused_after:.2f} s after the click"
+                f"times; 'paused' showed {paused_after} s after the clicks"
             )
             # (about one GRPO step a second here, and a chart redrawn at most once a second)
             assert step_moves >= 5 and chart_moves >= 5, seen
-            assert paused_after <= 5.0, f"'paused' showed {paused_after:.1f} s after the click, while a cell ran"
+            assert min(paused_after) <= 2.0 and max(paused_after) <= 5.0, paused_after
 
             run(5)  # stop and wait: the view and the store agree on where it stopped
             status.get_by_text("stopped").wait_for(timeout=60_000)
