@@ -46,12 +46,16 @@ def main():
                         t0 = time.perf_counter()
                         page.goto(f"{server.base}/runs")
                         page.locator(".wb-runs-table .tabulator-row").first.wait_for(timeout=120_000)
-                        if i: loads.append(time.perf_counter() - t0)
+                        if i:
+                            loads.append(time.perf_counter() - t0)
                     browser.close()
             finally:
                 server.stop()
-            print(f"{n:>6} {statistics.median(loads):>22.2f} {min(loads):>5.2f}-{max(loads):<6.2f} "
-                  f"{1000 * statistics.median(reads):>25.1f}", flush=True)
+            print(
+                f"{n:>6} {statistics.median(loads):>22.2f} {min(loads):>5.2f}-{max(loads):<6.2f} "
+                f"{1000 * statistics.median(reads):>25.1f}",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

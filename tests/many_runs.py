@@ -40,8 +40,12 @@ def make_runs(runs_dir, n: int = 200, seed: int = 0) -> dict:
             cfg = LMTrainConfig(algo=algo, learning_rate=(3e-4, 1e-5)[algo == "grpo"], seed=i)
             rid = store.create_run(f"code-{algo}-s{i}", cfg.to_dict(), env="code:easy", policy="tiny")
             for p in range(POINTS):
-                store.log_metrics(rid, 4 * (p + 1), {"charts/pass_rate": min(1.0, p / POINTS + rng.random() / 5),
-                                                     "losses/loss": 2.0 / (p + 1)}, start + p)
+                store.log_metrics(
+                    rid,
+                    4 * (p + 1),
+                    {"charts/pass_rate": min(1.0, p / POINTS + rng.random() / 5), "losses/loss": 2.0 / (p + 1)},
+                    start + p,
+                )
             out["lm"].append(rid)
         store.update_run(rid, status="finished", global_step=1024 * POINTS, started_at=start, ended_at=start + POINTS)
     store.close()

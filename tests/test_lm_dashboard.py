@@ -90,8 +90,19 @@ def test_grpo_run_driven_through_a_session(tmp_path):
 
     samples = session.samples
     assert 0 < len(samples) <= 16 and [s["step"] for s in samples] == sorted((s["step"] for s in samples), reverse=True)
-    assert set(samples[0]) == {"step", "task", "prompt", "turn", "completion", "reward", "advantage", "judges", "passed",
-                               "outcome", "feedback"}
+    assert set(samples[0]) == {
+        "step",
+        "task",
+        "prompt",
+        "turn",
+        "completion",
+        "reward",
+        "advantage",
+        "judges",
+        "passed",
+        "outcome",
+        "feedback",
+    }
     assert all("def " in s["prompt"] for s in samples), samples[0]["prompt"]  # the prompt it answered (its end)
     log = session.log
     assert not [e for e in log if e["kind"] == "samples"], "completions went into the log"

@@ -13,6 +13,7 @@ from test_app import Server
 from test_serve_pages import offsite, shadow_text
 from workbench.runs.store import RunStore
 
+
 def text(locator) -> str:
     "A pane's text, its whitespace folded."
     return " ".join(shadow_text(locator).split())
@@ -105,8 +106,11 @@ def test_runs_page_with_200_runs(many):
             what="two charts",
         )
         notes = page.locator(".wb-nodata")
-        wait_for(lambda: f"No charts/episodic_return in 1 of the ticked runs: {agent}" in text(notes.first),
-                 timeout=30, what="the run without data")
+        wait_for(
+            lambda: f"No charts/episodic_return in 1 of the ticked runs: {agent}" in text(notes.first),
+            timeout=30,
+            what="the run without data",
+        )
 
         # One line a group: the three seeds' mean in a band.
         page.locator(".wb-bands input").check()

@@ -130,7 +130,7 @@ def test_sweep_timeout_threshold_and_steps(tmp_path):
     (t,) = store.trials(store.sweeps()[0]["id"])
     run = store.get_run(t["run_id"])
     assert t["score"] == 5.0 and t["cost"] == t["curve"][-1][0] and run["global_step"] < 50000, (t, run)
-    assert run["status"] == t["status"] == "finished"   # it reached the goal: one status on every page
+    assert run["status"] == t["status"] == "finished"  # it reached the goal: one status on every page
 
 
 def test_notebook_sweep(tmp_path):

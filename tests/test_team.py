@@ -30,7 +30,10 @@ def test_team_sft_grpo_resume_and_swap(tmp_path):
     (grpo,) = [row for row in RunStore(runs).runs() if row["config"]["optim"]["algo"] == "grpo"]
     table = sample_rows(RunStore(runs).events(grpo["id"], "samples"))
     assert len(table) == 12 and set(table["outcome"]) <= {"team solved", "team failed"}, table  # 4 a step, 3 steps
-    assert set(table["turn"]) <= {"planner 1", "executor 1", "planner 2", "executor 2"} and table["advantage"].notna().all()
+    assert (
+        set(table["turn"]) <= {"planner 1", "executor 1", "planner 2", "executor 2"}
+        and table["advantage"].notna().all()
+    )
     plain, swapped = (last_json(workbench("eval", run, "--episodes", "8", "--json", *extra).stdout)
                       for extra in ((), ("--swap-roles",)))  # fmt: skip
     assert not plain["swapped"] and swapped["swapped"] and plain["policy_map"] == "per_role"

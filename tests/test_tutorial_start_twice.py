@@ -13,8 +13,15 @@ def test_tutorial_with_start_pressed_and_the_start_cell_run(tmp_path, monkeypatc
     monkeypatch.chdir(tmp_path)
     nb = json.loads((ROOT / "nbs" / "tutorial.live_training.ipynb").read_text())
     at = next(i for i, c in enumerate(nb["cells"]) if "session.dashboard(" in "".join(c["source"]))
-    press = {"cell_type": "code", "execution_count": None, "id": "press", "metadata": {}, "outputs": [],
-             "source": "dash._on_start()   # what the Start button does\nassert session.status in ('starting', 'running')"}  # fmt: skip
+    source = "dash._on_start()   # what the Start button does\nassert session.status in ('starting', 'running')"
+    press = {
+        "cell_type": "code",
+        "execution_count": None,
+        "id": "press",
+        "metadata": {},
+        "outputs": [],
+        "source": source,
+    }
     nb["cells"].insert(at + 1, press)
     nb, shell = dict2nb(nb), CaptureShell()
     shell.run_all(nb, exc_stop=True)  # raises the first cell's error

@@ -226,9 +226,11 @@ def runs_page(app: WorkbenchApp, suffix: str):
         for widget, values in ((algos, [r["algorithm"] for r in rows]), (statuses, [r["status"] for r in rows]),
                                (tagged, [t for r in rows for t in r["tags"]])):
             options = [ALL, *sorted(set(values))]
-            if options != widget.options: widget.param.update(options=options, value=widget.value if widget.value in options else ALL)
+            if options != widget.options:
+                widget.param.update(options=options, value=widget.value if widget.value in options else ALL)
         options = [NO_GROUP, *GROUP_FIELDS, *group_keys(rows)]
-        if options != group.options: group.param.update(options=options, value=group.value if group.value in options else NO_GROUP)
+        if options != group.options:
+            group.param.update(options=options, value=group.value if group.value in options else NO_GROUP)
         show()
     def tag(remove: bool):
         rids, name = selected(), tag_name.value.strip()
@@ -270,7 +272,8 @@ def run_page(app: WorkbenchApp, suffix: str):
                                   formatters={"details": {"type": "textarea"}}, **tables)
     samples = pn.widgets.Tabulator(sample_rows([]), pagination="local", page_size=10, css_classes=["wb-samples-table"],
                                    header_filters={"step": {"type": "number", "func": ">=", "placeholder": "from step"},
-                                                   **{c: {"type": "input", "func": "like"} for c in ("task", "turn", "outcome", "feedback")}},
+                                                   **{c: {"type": "input", "func": "like"}
+                                                      for c in ("task", "turn", "outcome", "feedback")}},
                                    formatters={c: {"type": "textarea"} for c in ("feedback", "prompt", "completion")}, **tables)
     history, seen = MetricHistory(), {"row": 0, "drawn": False, "checkpoints": None, "events": None, "evals": 0}
     def refresh() -> str:

@@ -351,7 +351,7 @@ def _threshold_stop(trainer, metric: str, threshold: float, sign: float):
     eval_key = {v: k for k, v in EVAL_KEYS.items()}.get(metric)
     def sink(e):
         v = e.data.get(eval_key) if e.kind == Kind.EVAL and eval_key else e.data.get(metric) if e.kind == Kind.UPDATE else None
-        if isinstance(v, (int, float)) and sign * v >= sign * threshold: trainer.controls.stop(GOAL_MET)   # the run ends `finished`
+        if isinstance(v, (int, float)) and sign * v >= sign * threshold: trainer.controls.stop(GOAL_MET)   # ends `finished`
     return sink
 
 def trial_main(argv: Optional[list] = None) -> int:
