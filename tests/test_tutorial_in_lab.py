@@ -43,6 +43,15 @@ def test_notebook_external_sources_finds_what_it_should():
     assert notebook_external_sources(nb) == ["https://cdn.y/a.js", "https://cdn.x/b.js"]
 
 
+def open_in_lab(page, lab, name: str):
+    "Open notebook `name` of `lab` in `page`, its kernel idle: (its cells, the run-cell-and-select-next button)."
+    page.goto(f"{lab.base}/lab/tree/{name}?token={lab.token}")
+    cells = page.locator(".jp-Notebook .jp-Cell")
+    cells.first.wait_for(timeout=90_000)
+    page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").wait_for(timeout=90_000)
+    return cells, page.locator("jp-button[data-command='notebook:run-cell-and-select-next']")
+
+
 def pause_and_resume(page, status, times: int) -> list:
     "Click Pause, wait for 'paused', click Resume, wait for 'running', `times` times: the seconds each 'paused' took."
     took = []
@@ -149,11 +158,7 @@ def test_tutorial_live_in_jupyterlab(lab):
         page.on("pageerror", lambda e: errors.append(str(e)))
         page.on("response", lambda r: errors.append(f"{r.status} {r.url}") if r.status >= 400 else None)
         page.on("console", lambda m: console.append(f"{m.type}: {m.text}"[:300]))
-        page.goto(f"{lab.base}/lab/tree/tutorial.ipynb?token={lab.token}")
-        cells = page.locator(".jp-Notebook .jp-Cell")
-        cells.first.wait_for(timeout=90_000)
-        page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").wait_for(timeout=90_000)
-        run_button = page.locator("jp-button[data-command='notebook:run-cell-and-select-next']")
+        cells, run_button = open_in_lab(page, lab, "tutorial.ipynb")
         position = [0]
 
         def run_until(text: str, wait: bool = True):
@@ -392,11 +397,7 @@ def test_your_own_env_tutorial_in_jupyterlab(tmp_path):
     server = Lab(tmp_path)
     try:
         with loopback_only_page() as (page, blocked):
-            page.goto(f"{server.base}/lab/tree/env_tutorial.ipynb?token={server.token}")
-            cells = page.locator(".jp-Notebook .jp-Cell")
-            cells.first.wait_for(timeout=90_000)
-            page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").wait_for(timeout=90_000)
-            run_button = page.locator("jp-button[data-command='notebook:run-cell-and-select-next']")
+            cells, run_button = open_in_lab(page, server, "env_tutorial.ipynb")
             n = len(json.loads((tmp_path / "env_tutorial.ipynb").read_text())["cells"])
             wait_for(lambda: cells.count() == n, timeout=60, what=f"the {n} cells to render")
             for i in range(n):
@@ -478,11 +479,7 @@ def test_lm_dashboard_live_in_jupyterlab(tmp_path):
     server = Lab(tmp_path)
     try:
         with loopback_only_page() as (page, blocked):
-            page.goto(f"{server.base}/lab/tree/agent.ipynb?token={server.token}")
-            cells = page.locator(".jp-Notebook .jp-Cell")
-            cells.first.wait_for(timeout=90_000)
-            page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").wait_for(timeout=90_000)
-            run_button = page.locator("jp-button[data-command='notebook:run-cell-and-select-next']")
+            cells, run_button = open_in_lab(page, server, "agent.ipynb")
 
             def run(i: int, wait: bool = True):
                 cell = cells.nth(i)
