@@ -306,9 +306,10 @@ def run_page(app: WorkbenchApp, suffix: str):
 # %% ../../nbs/07f_app.serve.ipynb #0500e2d5
 # the picker's values for a new session: (label, config class); the others are live sessions' run ids
 def _new_sessions() -> dict:
-    "One picker value a config the app's algorithms train (`SESSION_ALGORITHMS`), labelled by its view; PPO's first, as ''."
+    "One picker value a config the app's algorithms train (`SESSION_ALGORITHMS` with `app`), labelled by its view; PPO's first."
     firsts = {}
-    for a in SESSION_ALGORITHMS.values(): firsts.setdefault(a.config, a)
+    for a in SESSION_ALGORITHMS.values():
+        if a.app: firsts.setdefault(a.config, a)
     return {("" if a.kind is None else f"new-{a.kind}"): (view_of(a.config()).new_label, a.config) for a in firsts.values()}
 
 NEW_SESSIONS = _new_sessions()

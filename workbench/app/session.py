@@ -66,7 +66,7 @@ class MetricHistory:
         with self._lock: return sorted(self._series)
 
 # %% ../../nbs/07a_app.session.ipynb #b74cdba3
-SESSION_ALGORITHMS = {n: a for n, a in ALGORITHMS.items() if a.app}   # what a session can train (`train.runner`)
+SESSION_ALGORITHMS = dict(ALGORITHMS)   # what a session can train (`train.runner`); the app's Live page: those with `app`
 SESSION_CONFIGS = tuple(dict.fromkeys(a.config for a in SESSION_ALGORITHMS.values()))
 LIVE_KNOBS = tuple(KNOBS)   # the PPO fields declared `live(..., slider=...)` in `workbench.train.config`
 LM_SLIDERS = {"max_grad_norm": (0.0, 5.0), "beta": (0.0, 0.2), "temperature": (0.05, 2.0)}   # slider ranges of the LM knobs

@@ -170,6 +170,11 @@ class TeamView(LMView):
     "A team of token agents' runs (`team-sft`, `team-grpo`): scored by its held-out team success; a chart of each role."
     score_name, new_label = "val team success", "New team session"
 
+    def measures(self, s) -> str:
+        h = s.history
+        if s.config.optim.algo != "grpo": return f"loss {fmt_number(h.last('losses/sft_loss'))}"
+        return f"reward {fmt_number(h.last('charts/reward'))} · team success {fmt_rate(h.last('charts/success'))}"
+
     def charts(self, config) -> dict:
         roles = config["team"]["roles"] if isinstance(config, dict) else config.team.roles
         return team_charts([r.strip() for r in roles.split(",")])

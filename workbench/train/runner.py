@@ -36,7 +36,7 @@ class Algorithm:
     score: str = "mean_return" # the summary's score, and how it is named
     score_name: str = "mean return"
     tuned: bool = False        # new runs take the env's tuned settings (`train.config.TUNED`) for what is not given
-    app: bool = True           # the live app's sessions can run it (a team's runs train from the shell and jobs)
+    app: bool = True           # the app's Live page offers it (a team trains from notebooks, the shell and jobs)
 
 ALGORITHMS = {a.name: a for a in (   # adding an algorithm: its module, and one line here
     Algorithm("ppo", "PPO on a vectorised env", TrainConfig, PPOTrainer, tuned=True),

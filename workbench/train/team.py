@@ -189,6 +189,9 @@ class TeamTrainer(Trainer):
     "SFT or GRPO of a team of token agents (on Plan-Path grids or programming tasks), one model a policy id."
     SCORE = "success"
     KNOBS = ("learning_rate", "max_grad_norm", "temperature")
+    @classmethod
+    def knob_values(cls, cfg) -> dict:   # the learning rate resolved, as a code agent's (None: its algorithm's default)
+        return {**super().knob_values(cfg), "learning_rate": cfg.optim.lr}
     def __init__(self, cfg: TeamTrainConfig, run_dir: Optional[Union[str, Path]] = None, bus: Optional[EventBus] = None,
                  controls: Optional[Controls] = None, resume: Optional[dict] = None):
         start, cfg = token_frame(self, cfg, "team", run_dir, bus, controls, resume)   # start: an SFT run's models
