@@ -405,6 +405,10 @@ RUNS = [  # `RUN/x.pt` is a checkpoint of `made_runs`
     (["eval", "RUN/team.pt", "--swap-roles"], "--swap-roles needs a model per role"),
     (["export", "RUN/lm.pt", "--onnx", "x.onnx"], "a code agent's checkpoint: ONNX export is for PPO policies"),
     (["export", "RUN/team.pt", "--onnx", "x.onnx"], "a token team's checkpoint: ONNX export is for PPO policies"),
+    (["export", "RUN/cartpole.pt", "--hf", "hf-out"], "a PPO policy's checkpoint (export it with --onnx FILE)"),
+    (["export", "RUN/team.pt", "--hf", "hf-out"], "a team's checkpoint (a model a role): --hf exports a code agent's"),
+    (["export", "RUN/lm.pt", "--hf", "RUN/"], "it exists and is not an empty folder"),
+    (["export", "RUN/lm.pt", "--hf", "hf-out", "--onnx", "x.onnx"], "give --onnx FILE (a PPO policy) or --hf DIR"),
     (["train", "--algo", "grpo", "--init", "RUN/lm.pt", "--hidden", "64"], "hidden 64 does not apply with init"),
     (
         ["train", "--algo", "grpo", "--init", "RUN/lm.pt", "--max-new-tokens", "600"],

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from conftest import workbench
+from conftest import last_json, workbench
 
 onnxruntime = pytest.importorskip("onnxruntime")
 
@@ -96,3 +96,29 @@ def test_export_bad_input(trained, tmp_path):
     r = workbench("export", tmp_path / "missing.pt", "--onnx", tmp_path / "x.onnx")
     assert r.returncode == 2 and "checkpoint not found" in r.stderr
     assert not (tmp_path / "x.onnx").exists()
+
+
+def test_hf_export_of_a_lora_run(tmp_path):
+    "A code agent trained with LoRA on a folder model: `export --hf` merges the adapters; transformers loads the folder."
+    import itertools
+
+    from transformers import AutoModelForCausalLM
+
+    from workbench.policy.tokens import TinyLMConfig, TokenPolicy
+    from workbench.tasks.code import task_stream
+
+    corpus = [t.prompt + t.reference for t in itertools.islice(task_stream("easy"), 200)]
+    TokenPolicy.tiny(corpus, TinyLMConfig(hidden=32, layers=1, heads=2, ffn=64, vocab=300)).save(tmp_path / "base")
+    r = workbench("train", "--algo", "sft", "--model", tmp_path / "base", "--lora", "4", "--task", "code?level=easy",
+                  "--updates", "2", "--batch-size", "2", "--eval-every", "0", "--device", "cpu",
+                  "--runs-dir", tmp_path / "runs", "--quiet", "--json")  # fmt: skip
+    assert r.returncode == 0, r.stderr[-3000:]
+    run_dir = last_json(r.stdout)["run_dir"]
+    r = workbench("export", run_dir, "--hf", tmp_path / "hf", "--json")
+    assert r.returncode == 0, r.stderr[-3000:]
+    result = json.loads(r.stdout)
+    assert result["matches"] and result["lora_merged"] and result["max_abs_logit_diff"] <= 1e-4, result
+    model = AutoModelForCausalLM.from_pretrained(tmp_path / "hf", local_files_only=True)
+    assert not [k for k in model.state_dict() if "lora" in k]  # plain weights, the adapters merged in
+    r = workbench("export", run_dir, "--hf", tmp_path / "hf")
+    assert r.returncode == 2 and "it exists and is not an empty folder" in r.stderr

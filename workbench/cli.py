@@ -16,8 +16,8 @@ from .doctor import add_doctor_command
 from .train.commands import KINDS, add_eval_command, add_train_command, load_policy  # (export loads a policy)
 
 # %% auto #0
-__all__ = ['JUDGE_NAMES', 'fail', 'cmd_envs', 'cmd_serve', 'cmd_export', 'make_judges', 'cmd_judge_score', 'cmd_judge_benchmark',
-           'add_judge_command', 'find_run', 'cmd_tag', 'add_tag_command', 'make_parser', 'main']
+__all__ = ['JUDGE_NAMES', 'fail', 'cmd_envs', 'cmd_serve', 'cmd_export_hf', 'cmd_export', 'make_judges', 'cmd_judge_score',
+           'cmd_judge_benchmark', 'add_judge_command', 'find_run', 'cmd_tag', 'add_tag_command', 'make_parser', 'main']
 
 # %% ../nbs/08_cli.ipynb #8426bc6a
 def fail(message: str) -> int:
@@ -57,16 +57,31 @@ def cmd_serve(args) -> int:
     return 0
 
 # %% ../nbs/08_cli.ipynb #737c0060
+def cmd_export_hf(args) -> int:
+    "Export a code agent's model as a Hugging Face folder and check its logits against the run's (`export_hf`)."
+    from workbench.train.commands import export_hf
+    result = export_hf(args.checkpoint, args.hf)
+    if args.json: print(json.dumps(result))
+    else:
+        print(f"wrote {result['hf']}: {result['model']} model of {result['checkpoint']}"
+              + (", LoRA merged" if result["lora_merged"] else ""))
+        print(f"reloaded with transformers, max abs logit difference {result['max_abs_logit_diff']:.1e} "
+              f"on {result['prompts']} held-out prompts")
+    if not result["matches"]: print("workbench: error: the exported folder does not match the run's model", file=sys.stderr)
+    return 0 if result["matches"] else 1
+
 def cmd_export(args) -> int:
     "Export a checkpoint's greedy policy to ONNX and check it against torch with onnxruntime."
     from workbench.policy.export import export_onnx, check_onnx, state_names
-    if not args.onnx: return fail("say where to write the model: --onnx FILE")
+    if args.hf and args.onnx: return fail("give --onnx FILE (a PPO policy) or --hf DIR (a code agent's model), not both")
+    if args.hf: return cmd_export_hf(args)
+    if not args.onnx: return fail("say where to write the model: --onnx FILE (a PPO policy) or --hf DIR (a code agent's)")
     if not Path(args.onnx).resolve().parent.is_dir():
         return fail(f"--onnx {args.onnx}: its folder {str(Path(args.onnx).parent)!r} does not exist (create it first)")
     from workbench.train.checkpoint import find_checkpoint, load_checkpoint
     if (kind := load_checkpoint(path := find_checkpoint(args.checkpoint)).get("kind")) in KINDS:
-        return fail(f"{path} is {KINDS[kind]}: ONNX export is for PPO policies. Evaluate a language model with "
-                    f"workbench eval {args.checkpoint}; in Python, TokenPolicy.save(FOLDER) writes it as a Hugging Face folder")
+        return fail(f"{path} is {KINDS[kind]}: ONNX export is for PPO policies; a code agent's model exports as a "
+                    f"Hugging Face folder: workbench export {args.checkpoint} --hf DIR")
     policy, cfg, spec, path = load_policy(args.checkpoint)
     out = export_onnx(policy, args.onnx)
     diff = check_onnx(policy, out)
@@ -80,7 +95,6 @@ def cmd_export(args) -> int:
         print("onnxruntime vs torch, max abs difference: " + ", ".join(f"{k} {v:.1e}" for k, v in diff.items()))
     if not ok: print("workbench: error: the ONNX model does not match torch", file=sys.stderr)
     return 0 if ok else 1
-
 
 # %% ../nbs/08_cli.ipynb #9cb7a2d3
 JUDGE_NAMES = ("exec", "static", "embedding", "llm")
@@ -233,7 +247,9 @@ def make_parser(argv: Optional[list[str]] = None) -> Parser:
                        description="Write the greedy action path of a checkpoint's policy (and its recurrent state) as ONNX, "
                                    "then check onnxruntime against torch on random observations.")
     x.add_argument("checkpoint", help="checkpoint file or run folder")
-    x.add_argument("--onnx", metavar="FILE", help="where to write the ONNX model"); x.add_argument("--json", action="store_true")
+    x.add_argument("--onnx", metavar="FILE", help="where to write the ONNX model (a PPO policy)")
+    x.add_argument("--hf", metavar="DIR", help="a new folder to write a code agent's model in, as Hugging Face loads it")
+    x.add_argument("--json", action="store_true")
     x.set_defaults(func=cmd_export)
     add_judge_command(sub)
     n = sub.add_parser("envs", help="list available envs")

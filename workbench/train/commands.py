@@ -10,9 +10,10 @@ from pathlib import Path
 from typing import Optional
 
 # %% auto #0
-__all__ = ['ALIASES', 'KINDS', 'EVAL_FLAGS', 'EVAL_TAKES', 'EVAL_MAX', 'SAMPLES_MAX', 'TURNS_MAX', 'setting_names',
-           'add_train_command', 'cmd_train', 'summary_lines', 'pick_algorithm', 'build_run_config', 'load_policy',
-           'cmd_eval', 'checkpoint_origin', 'eval_trading', 'add_eval_command', 'task_spec', 'eval_lm', 'eval_team']
+__all__ = ['ALIASES', 'KINDS', 'EVAL_FLAGS', 'EVAL_TAKES', 'EVAL_MAX', 'SAMPLES_MAX', 'TURNS_MAX', 'HF_TOLERANCE',
+           'setting_names', 'add_train_command', 'cmd_train', 'summary_lines', 'pick_algorithm', 'build_run_config',
+           'load_policy', 'cmd_eval', 'checkpoint_origin', 'eval_trading', 'add_eval_command', 'task_spec', 'eval_lm',
+           'eval_team', 'export_hf']
 
 # %% ../../nbs/05j_train.commands.ipynb #c35b369b
 ALIASES = {"total_timesteps": ["--total-steps"]}
@@ -354,3 +355,43 @@ def eval_team(args, path) -> int:
         print(f"{mode:>10}: team success {r['success']:.3f} (95% CI {r['ci95'][0]:.3f} to {r['ci95'][1]:.3f}) over "
               f"{r['tasks']} {split} {what}{ratio}")
     return 0
+
+# %% ../../nbs/05j_train.commands.ipynb #86215242
+HF_TOLERANCE = 1e-4   # the largest logit difference (fp32) between the run's model and the exported folder
+
+def export_hf(checkpoint: str, out, prompts: int = 4) -> dict:
+    """Write a code agent's model (checkpoint file or run folder) to `out` as a Hugging Face folder, LoRA merged; load it
+    back and compare logits on `prompts` held-out prompts. Returns what was written and the largest difference."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from workbench.tasks.code import held_out
+    from workbench.train.checkpoint import find_checkpoint, load_checkpoint
+    from workbench.train.lm import build_policy
+    from workbench.train.lm_config import LMTrainConfig, task_env
+    out = Path(out)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise ConfigError(f"--hf {out}: it exists and is not an empty folder (an export never writes over one)")
+    if not out.resolve().parent.is_dir():
+        raise ConfigError(f"--hf {out}: its folder {str(out.parent)!r} does not exist (create it first)")
+    state = load_checkpoint(path := find_checkpoint(checkpoint))
+    if state.get("kind") != "lm":
+        what = ("a team's checkpoint (a model a role)" if state.get("kind") == "team" else
+                "a PPO policy's checkpoint (export it with --onnx FILE)")
+        raise CheckpointError(f"{path} is {what}: --hf exports a code agent's model")
+    cfg = LMTrainConfig.from_dict(state["config"])
+    policy = build_policy(cfg, state)
+    policy.model.eval()
+    lora = hasattr(policy.model, "merge_and_unload")
+    env = task_env(cfg.task.task)
+    texts = [t.prompt for t in held_out(env.level if env.source == "gen" else "easy", "test", prompts)]
+    ids = [policy.tokenizer(t, return_tensors="pt").input_ids for t in texts]
+    with torch.no_grad(): before = [policy.model(input_ids=x).logits for x in ids]
+    policy.save(out)   # (written beside, then renamed into place)
+    model = AutoModelForCausalLM.from_pretrained(out, dtype=torch.float32, local_files_only=True).eval()
+    tok = AutoTokenizer.from_pretrained(out, local_files_only=True)
+    again = [tok(t, return_tensors="pt").input_ids for t in texts]
+    same_tokens = all(torch.equal(a, b) for a, b in zip(ids, again))
+    with torch.no_grad(): diff = max((model(input_ids=x).logits - b).abs().max().item() for x, b in zip(ids, before))
+    return {"hf": str(out), "checkpoint": str(path), "model": cfg.model.model, "lora_merged": lora,
+            "prompts": len(texts), "same_tokens": same_tokens, "max_abs_logit_diff": diff,
+            "matches": same_tokens and diff <= HF_TOLERANCE}
