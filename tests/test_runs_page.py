@@ -11,6 +11,7 @@ from conftest import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, wait_for, workbench
 from many_runs import make_runs
 from test_app import Server
 from test_serve_pages import offsite, shadow_text
+from workbench.runs import labels  # noqa: F401  (gives RunStore its tags)
 from workbench.runs.store import RunStore
 
 

@@ -215,7 +215,8 @@ def find_run(store, prefix: str) -> str:
 
 def cmd_tag(args) -> int:
     "Add tags to a run (or `--remove` them) and print its tags."
-    from workbench.runs.store import RunStore, check_tag
+    from workbench.runs.labels import check_tag
+    from workbench.runs.store import RunStore
     for t in args.tags: check_tag(t)
     if not (Path(args.runs_dir) / RunStore.FILENAME).is_file():
         return fail(f"no run store in {args.runs_dir!r}: give the runs folder with --runs-dir")

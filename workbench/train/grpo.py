@@ -5,7 +5,7 @@
 # %% ../../nbs/05h_train.grpo.ipynb #59c68626
 from __future__ import annotations
 from .lm import LM_LIVE, LMTrainer, model_state  # first: it imports core, which quiets dependency notices
-from .lm import grpo_terms, reference_logprobs
+from .lm import grpo_terms, note_spread, reference_logprobs
 import collections, time
 from typing import Optional, Sequence
 
@@ -17,7 +17,7 @@ from ..runs.events import Kind
 from .loss import group_advantages
 
 # %% auto #0
-__all__ = ['NOTICE_AFTER', 'Curriculum', 'GRPOTrainer', 'no_spread_notice', 'note_spread']
+__all__ = ['Curriculum', 'GRPOTrainer']
 
 # %% ../../nbs/05h_train.grpo.ipynb #591c3289
 class Curriculum:
@@ -117,28 +117,6 @@ class GRPOTrainer(LMTrainer):
         for i, r in enumerate(rows): groups[r[2]].append(i)
         keep = sorted(i for ix in groups.values() if rewards[ix].max() - rewards[ix].min() > 1e-6 for i in ix)
         return keep or list(range(len(rows)))
-
-# %% ../../nbs/05h_train.grpo.ipynb #7bfa24be
-NOTICE_AFTER = 3   # steps in a row with no reward spread in any group before the run says so
-
-def no_spread_notice(rewards: torch.Tensor, groups: int, steps: int, level: Optional[str]) -> str:
-    "Why GRPO has had nothing to learn from for `steps` steps, in one line: every sample failed, passed, or scored alike."
-    where, at = f"in {groups} of {groups} groups for {steps} steps", f" at level {level}" if level else ""
-    if rewards.max() <= 0: return (f"no reward spread {where}: every sample failed{at}; start from a stronger SFT run "
-                                   "(more --updates or --sft-demos)" + (" or an easier --level" if level else ""))
-    if rewards.min() >= 1: return (f"no reward spread {where}: every sample passed{at}; "
-                                   + ("a harder --level (or the curriculum)" if level else "a harder task")
-                                   + " gives it something to learn")
-    return (f"no reward spread {where}: each group's samples scored alike; raise --temperature or --group-size "
-            "for samples that differ")
-
-def note_spread(trainer, no_spread: float, rewards: torch.Tensor, groups: int, level: Optional[str]) -> None:
-    """Count a trainer's steps in a row with no reward spread in any group (`no_spread`, the share of such groups, is 1);
-    at the `NOTICE_AFTER`th, its main process emits a `notice` with the likely cause (a team's steps too)."""
-    trainer.flat_steps = getattr(trainer, "flat_steps", 0) + 1 if no_spread >= 1.0 else 0
-    if trainer.flat_steps == NOTICE_AFTER and trainer.main:   # once a streak: a line in the log, the store and the console
-        trainer.bus.emit(Kind.NOTICE, trainer.global_step + 1,
-                         text=no_spread_notice(rewards, groups, trainer.flat_steps, level))
 
 # %% ../../nbs/05h_train.grpo.ipynb #f55f95b5
 @patch

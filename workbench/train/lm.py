@@ -24,8 +24,9 @@ from .lm_config import (  # noqa: F401
     check_context, check_token_config, check_token_memory, task_env, token_memory)
 
 # %% auto #0
-__all__ = ['task_corpus', 'build_policy', 'model_state', 'load_weights', 'start_from', 'token_frame', 'warmup_cosine', 'optimise',
-           'set_lr', 'token_summary', 'LMTrainer', 'completion_nll', 'reference_logprobs', 'grpo_terms']
+__all__ = ['NOTICE_AFTER', 'task_corpus', 'build_policy', 'model_state', 'load_weights', 'start_from', 'token_frame',
+           'warmup_cosine', 'optimise', 'set_lr', 'token_summary', 'LMTrainer', 'completion_nll', 'reference_logprobs',
+           'grpo_terms', 'no_spread_notice', 'note_spread']
 
 # %% ../../nbs/05f_train.lm.ipynb #238950b6
 def task_corpus(cfg: LMTrainConfig) -> list:
@@ -262,3 +263,25 @@ def grpo_terms(policy: TokenPolicy, samples: list, adv: torch.Tensor, g: GRPOCon
     loss, stats = grpo_loss(logp, old, adv.to(logp.device), mask, g.loss_type, g.epsilon, g.epsilon_high, g.beta, ref_logp,
                             g.max_new_tokens)
     return loss, stats, old
+
+# %% ../../nbs/05f_train.lm.ipynb #7bfa24be
+NOTICE_AFTER = 3   # steps in a row with no reward spread in any group before the run says so
+
+def no_spread_notice(rewards: torch.Tensor, groups: int, steps: int, level: Optional[str]) -> str:
+    "Why GRPO has had nothing to learn from for `steps` steps, in one line: every sample failed, passed, or scored alike."
+    where, at = f"in {groups} of {groups} groups for {steps} steps", f" at level {level}" if level else ""
+    if rewards.max() <= 0: return (f"no reward spread {where}: every sample failed{at}; start from a stronger SFT run "
+                                   "(more --updates or --sft-demos)" + (" or an easier --level" if level else ""))
+    if rewards.min() >= 1: return (f"no reward spread {where}: every sample passed{at}; "
+                                   + ("a harder --level (or the curriculum)" if level else "a harder task")
+                                   + " gives it something to learn")
+    return (f"no reward spread {where}: each group's samples scored alike; raise --temperature or --group-size "
+            "for samples that differ")
+
+def note_spread(trainer, no_spread: float, rewards: torch.Tensor, groups: int, level: Optional[str]) -> None:
+    """Count a trainer's steps in a row with no reward spread in any group (`no_spread`, the share of such groups, is 1);
+    at the `NOTICE_AFTER`th, its main process emits a `notice` with the likely cause (a team's steps too)."""
+    trainer.flat_steps = getattr(trainer, "flat_steps", 0) + 1 if no_spread >= 1.0 else 0
+    if trainer.flat_steps == NOTICE_AFTER and trainer.main:   # once a streak: a line in the log, the store and the console
+        trainer.bus.emit(Kind.NOTICE, trainer.global_step + 1,
+                         text=no_spread_notice(rewards, groups, trainer.flat_steps, level))

@@ -22,8 +22,7 @@ from ..runs.events import Controls, EventBus, Kind
 from .checkpoint import CheckpointManager, rng_state, set_rng_state
 from .config import RunConfig, Sections
 from .lm_config import GRPOConfig, ModelConfig, OptimConfig, check_token_config
-from .grpo import note_spread
-from .lm import (build_policy, completion_nll, grpo_terms, load_weights, model_state, optimise,
+from .lm import (note_spread, build_policy, completion_nll, grpo_terms, load_weights, model_state, optimise,
     reference_logprobs, set_lr, token_frame, token_summary, warmup_cosine)
 from .loop import Trainer
 from .loss import group_advantages
