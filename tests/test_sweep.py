@@ -61,11 +61,12 @@ def test_sweep_killed_then_resumed(tmp_path):
             before[k]["started_at"],
             1,
         )
-    # the one cut short (before its first checkpoint) ran again, with its parameters, as a new run
+    # the one cut short ran again with its parameters: as a new run when killed before its first checkpoint; from its
+    # checkpoint, the same run, when the kill came after one (its final one, on a loaded machine: seen in CI)
     for k in set(before) - finished:
-        assert not list((runs / before[k]["run_id"]).glob("checkpoints/step_*.pt")), before[k]
         assert after[k]["attempts"] == 2 and after[k]["parameters"] == before[k]["parameters"]
-        assert after[k]["run_id"] != before[k]["run_id"]
+        saved = list((runs / before[k]["run_id"]).glob("checkpoints/step_*.pt"))
+        assert (after[k]["run_id"] == before[k]["run_id"]) == bool(saved), (before[k], after[k], saved)
     # Each trial: its own run in the store, trained with its learning rate; a curve, a score and a cost.
     for t in after.values():
         run = store.get_run(t["run_id"])
