@@ -97,6 +97,35 @@ def test_generated_programs_that_escape_are_contained_and_score_zero(tmp_path):
     assert (sentinel_dir / "file").read_text() == "still here" and not (sentinel_dir / "new").exists()
 
 
+def test_judges_beside_generation_give_the_serial_rewards(tmp_path):
+    """GRPO with the judges at work on each batch of completions while the next is generated (two attempts a task, batches
+    of 2 prompts) ends with the same rewards and weights as the serial path, and charts the judges' throughput."""
+    flags = [*GRPO[: GRPO.index("--updates")], "--updates", 3, "--gen-batch", 2, *GRPO[GRPO.index("--updates") + 2 :]]
+    runs = {}
+    for overlap in ("--judge-overlap", "--no-judge-overlap"):
+        r = workbench("train", *flags, overlap, "--runs-dir", tmp_path / overlap, "--name", "beside")
+        assert r.returncode == 0, r.stderr[-2000:]
+        runs[overlap] = last_json(r.stdout)["run_dir"]
+    store = {k: RunStore(tmp_path / k) for k in runs}
+    rewards = {k: [m["value"] for m in store[k].metrics(Path(d).name, "charts/reward")] for k, d in runs.items()}
+    assert len(rewards["--judge-overlap"]) == 3 and rewards["--judge-overlap"] == rewards["--no-judge-overlap"], rewards
+    mine, theirs = (weights(Path(d)) for d in runs.values())
+    assert all(torch.equal(mine[k], theirs[k]) for k in mine)
+    beside = Path(runs["--judge-overlap"]).name
+    assert all(m["value"] > 0 for m in store["--judge-overlap"].metrics(beside, "perf/executions_per_s"))
+    assert [m["value"] for m in store["--judge-overlap"].metrics(beside, "charts/timeouts")] == [0.0] * 3
+
+
+def test_gradient_checkpointing_trains_the_same_weights(tmp_path):
+    "Activations recomputed in the backward pass instead of kept: the same gradients, so the same weights after 3 steps."
+    flags = ["--algo", "sft", "--updates", 3, "--batch-size", 4, "--checkpoint-every", 3, *SMALL]
+    runs = [workbench("train", *flags, *extra, "--runs-dir", tmp_path / str(i)) for i, extra in
+            enumerate([[], ["--gradient-checkpointing"]])]  # fmt: skip
+    assert all(r.returncode == 0 for r in runs), runs[-1].stderr[-2000:]
+    plain, recomputed = (weights(Path(last_json(r.stdout)["run_dir"])) for r in runs)
+    assert all(torch.allclose(plain[k], recomputed[k], atol=1e-6) for k in plain)
+
+
 def test_a_bad_lm_setting_is_one_line_from_the_command(tmp_path):
     "From a real process (the many cases run in-process in test_bad_input.py): one line, exit 2, nothing written."
     r = workbench("train", "--algo", "sft", "--task", "code?level=expert", "--runs-dir", tmp_path / "runs", timeout=120)

@@ -15,9 +15,9 @@ import torch
 from fastcore.basics import patch
 
 # %% auto #0
-__all__ = ['SPECIALS', 'VOCAB_MIN', 'CODE_STOPS', 'SHIPPED', 'SHIPPED_HOW', 'HUB_FILES', 'HUB_ID', 'PolicyError',
-           'train_tokenizer', 'TinyLMConfig', 'Sample', 'shipped_model', 'TokenPolicy', 'hub_folder', 'model_folder',
-           'sample_next']
+__all__ = ['SPECIALS', 'VOCAB_MIN', 'CODE_STOPS', 'FENCE', 'CODE_ASK', 'PROMPT_FORMATS', 'SHIPPED', 'SHIPPED_HOW', 'HUB_FILES',
+           'HUB_ID', 'PolicyError', 'train_tokenizer', 'TinyLMConfig', 'Sample', 'shipped_model', 'TokenPolicy',
+           'hub_folder', 'model_folder', 'sample_next']
 
 # %% ../../nbs/02d_policy.tokens.ipynb #a733bbae
 class PolicyError(WorkbenchError):
@@ -26,6 +26,9 @@ class PolicyError(WorkbenchError):
 SPECIALS = ("<pad>", "<eos>")
 VOCAB_MIN = 256 + len(SPECIALS)   # a byte-level tokenizer holds every byte, and the special tokens
 CODE_STOPS = ("\n#", "\ndef ", "\nclass ", "\nif __name__", "\nprint(", "\nassert ")
+FENCE = "```"        # as a stop: the end of the answer's first fenced code block (a chat model's answer)
+CODE_ASK = "Complete this Python function. Answer with the whole function in one ```python code block.\n\n"
+PROMPT_FORMATS = ("auto", "raw", "chat")
 
 def train_tokenizer(texts: Sequence[str], vocab_size: int = 512):
     "A byte-level BPE tokenizer trained on `texts` (seconds on a CPU), with `<pad>` and `<eos>`, as a transformers tokenizer."
@@ -100,6 +103,8 @@ class TokenPolicy:
         self.model, self.tokenizer = model, tokenizer
         if tokenizer.pad_token_id is None: tokenizer.pad_token = tokenizer.eos_token
         self.eos_id, self.pad_id = tokenizer.eos_token_id, tokenizer.pad_token_id
+        self.chat = False        # prompts go in through the chat template (`use_format`)
+        self.generator = None    # a faster decoder than the loop below (`policy.decode`), or None
 
     @classmethod
     def tiny(cls, corpus: Sequence[str], config: Optional[TinyLMConfig] = None, seed: int = 0,
@@ -200,6 +205,34 @@ def model_folder(name: str) -> Path:
     raise PolicyError(f"model folder {name!r} does not exist (give tiny, smollm2, a folder holding a causal LM, or a "
                       "hub id such as Qwen/Qwen2.5-0.5B-Instruct)")
 
+# %% ../../nbs/02d_policy.tokens.ipynb #75668f6a
+@patch
+def use_format(self: TokenPolicy, prompt_format: str = "auto") -> None:
+    """raw: the model continues the prompt's text (base models, the tiny model); chat: the prompt is the user's turn
+    of the chat template, asked for the whole function in a fenced block; auto: chat when the tokenizer has a template."""
+    if prompt_format not in PROMPT_FORMATS:
+        raise PolicyError(f"unknown prompt format {prompt_format!r}: choose one of {', '.join(PROMPT_FORMATS)}")
+    has = bool(getattr(self.tokenizer, "chat_template", None))
+    if prompt_format == "chat" and not has: raise PolicyError("prompt format chat needs a tokenizer with a chat template")
+    self.chat = has if prompt_format == "auto" else prompt_format == "chat"
+
+@patch
+def render(self: TokenPolicy, prompt: str) -> str:
+    "The text the model reads for a task prompt: the prompt itself, or (chat) the chat template around `CODE_ASK` + it."
+    if not self.chat: return prompt
+    return self.tokenizer.apply_chat_template([{"role": "user", "content": CODE_ASK + prompt}], tokenize=False,
+                                              add_generation_prompt=True)
+
+@patch
+def answer(self: TokenPolicy, prompt: str, completion: str) -> str:
+    "What the model should write for `prompt` when `completion` is right: the completion, or (chat) the function fenced."
+    return f"```python\n{prompt}{completion.rstrip()}\n```" if self.chat else completion
+
+@patch
+def stops(self: TokenPolicy, stop: Sequence[str]) -> tuple:
+    "The stop sequences of a generation: `stop`, or for a chat answer the end of its code block."
+    return (FENCE,) if self.chat else tuple(stop)
+
 # %% ../../nbs/02d_policy.tokens.ipynb #7bb558a0
 def _left_pad(seqs: Sequence[Sequence[int]], pad: int) -> tuple:
     n = max(1, max(len(s) for s in seqs))
@@ -216,9 +249,15 @@ def _right_pad(seqs: Sequence[Sequence[int]], pad: int) -> tuple:
     return ids, mask
 
 def _cut(text: str, stops: Sequence[str]) -> tuple:
-    "The text before the first stop sequence, and whether one was found."
-    at = min((i for i in (text.find(s) for s in stops) if i >= 0), default=-1)
+    "The text before the first stop sequence (`FENCE`: through the first code block's closing fence), and whether one was found."
+    at = min((i for i in (_find(text, s) for s in stops) if i >= 0), default=-1)
     return (text, False) if at < 0 else (text[:at], True)
+
+def _find(text: str, stop: str) -> int:
+    if stop != FENCE: return text.find(stop)
+    start = text.find(FENCE)
+    end = text.find(FENCE, start + len(FENCE)) if start >= 0 else -1
+    return end + len(FENCE) if end >= 0 else -1
 
 def sample_next(logits: torch.Tensor, temperature: float, top_p: float, generator=None) -> torch.Tensor:
     "Next tokens from `logits` [B, V]: greedy at temperature 0, else sampled from the top-p nucleus."
@@ -234,9 +273,11 @@ def sample_next(logits: torch.Tensor, temperature: float, top_p: float, generato
 @patch
 @torch.no_grad()
 def generate(self: TokenPolicy, prompts: Sequence[str], n: int = 1, max_new_tokens: int = 64, temperature: float = 1.0,
-             top_p: float = 1.0, stop: Sequence[str] = CODE_STOPS, batch_size: int = 64, generator=None) -> list:
-    """`n` completions of each prompt (prompt-major order), decoded in batches with the KV cache. A completion ends at
-    the end-of-sequence token, at a stop sequence (cut from its text), or after `max_new_tokens` (`truncated`)."""
+             top_p: float = 1.0, stop: Sequence[str] = CODE_STOPS, batch_size: int = 64, generator=None,
+             on_batch=None) -> list:
+    """`n` completions of each prompt (prompt-major order), decoded in batches with the KV cache (or by `self.generator`).
+    A completion ends at the end-of-sequence token, at a stop sequence (cut from its text), or after `max_new_tokens`
+    (`truncated`). `on_batch(start, samples)` is called as each batch is done (a judge can start on it)."""
     if n < 1 or max_new_tokens < 1 or batch_size < 1: raise PolicyError("n, max_new_tokens and batch_size must be at least 1")
     if not (temperature >= 0 and math.isfinite(temperature)): raise PolicyError(f"temperature must be >= 0, got {temperature}")
     if not 0 < top_p <= 1: raise PolicyError(f"top_p must be in (0, 1], got {top_p}")
@@ -244,16 +285,18 @@ def generate(self: TokenPolicy, prompts: Sequence[str], n: int = 1, max_new_toke
     was_training = self.model.training
     self.model.eval()
     try:
-        out = []
+        out, decode = [], self.generator.generate if self.generator is not None else self._generate
         for i in range(0, len(expanded), batch_size):
-            out += self._generate(expanded[i:i + batch_size], max_new_tokens, temperature, top_p, tuple(stop), generator)
+            done = decode(expanded[i:i + batch_size], max_new_tokens, temperature, top_p, self.stops(stop), generator)
+            if on_batch is not None: on_batch(i, done)
+            out += done
         return out
     finally: self.model.train(was_training)
 
 @patch
 def _generate(self: TokenPolicy, prompts, max_new_tokens, temperature, top_p, stops, generator) -> list:
     room = getattr(self.model.config, "max_position_embeddings", 1 << 30) - max_new_tokens
-    enc = [self.encode(p)[-room:] if room > 0 else [] for p in prompts]    # a prompt past the context keeps its end
+    enc = self.prompt_ids(prompts, room)
     ids, mask = _left_pad(enc, self.pad_id)
     dev = self.device; ids, mask = ids.to(dev), mask.to(dev)
     pos = (mask.cumsum(1) - 1).clamp(min=0)
@@ -276,6 +319,11 @@ def _generate(self: TokenPolicy, prompts, max_new_tokens, temperature, top_p, st
                          use_cache=True)
         past, logits, nxt = out.past_key_values, out.logits[:, -1, :], nxt + 1
     return [Sample(p, texts[i], enc[i], toks[i], lps[i], not ended[i]) for i, p in enumerate(prompts)]
+
+@patch
+def prompt_ids(self: TokenPolicy, prompts: Sequence[str], room: int) -> list:
+    "Token ids of the rendered prompts, each cut to its last `room` tokens (a prompt past the context keeps its end)."
+    return [self.encode(self.render(p))[-room:] if room > 0 else [] for p in prompts]
 
 @patch
 def completion_logprobs(self: TokenPolicy, prompt_ids: Sequence[Sequence[int]], completion_ids: Sequence[Sequence[int]],

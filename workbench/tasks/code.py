@@ -5,18 +5,20 @@
 # %% ../../nbs/04m_tasks.code.ipynb #5e8d0025
 from __future__ import annotations
 from ..core import WorkbenchError  # first: quiets dependency notices
-import ast, gzip, hashlib, json, random
+import ast, gzip, hashlib, json, random, re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator, Optional
 
 # %% auto #0
-__all__ = ['OPS', 'OP', 'LEVELS', 'SPLITS', 'ARG', 'TaskError', 'CodeTask', 'Op', 'assert_test', 'make_task', 'task_stream',
-           'held_out', 'explain', 'benchmark_tasks', 'humaneval_tasks', 'load_tasks']
+__all__ = ['FENCED', 'OPS', 'OP', 'LEVELS', 'SPLITS', 'ARG', 'TaskError', 'CodeTask', 'Op', 'assert_test', 'make_task',
+           'task_stream', 'held_out', 'explain', 'benchmark_tasks', 'humaneval_tasks', 'load_tasks']
 
 # %% ../../nbs/04m_tasks.code.ipynb #549b4692
 class TaskError(WorkbenchError):
     "A task source that cannot give tasks: an unknown level or split, a corrupt task file."
+
+FENCED = re.compile(r"```[ \t]*(?:python3?|py)?[ \t]*\n(.*?)(?:```|\Z)", re.S)   # a Markdown code block
 
 @dataclass
 class CodeTask:
@@ -29,7 +31,15 @@ class CodeTask:
     tests: list                 # Python snippets, each asserting one thing about `entry`
     reference: str = ""         # a completion that passes every test
     meta: dict = field(default_factory=dict)
-    def program(self, completion: str) -> str: return self.prompt + completion
+    def program(self, completion: str) -> str:
+        """The program a completion submits: the prompt and the completion; or, when the completion holds a fenced code
+        block (a chat model's answer), the last block: whole if it defines the entry (after what the prompt has above
+        the entry: imports, helpers), else as the body after the prompt."""
+        blocks = FENCED.findall(completion)
+        if not blocks: return self.prompt + completion
+        code, at = blocks[-1], self.prompt.find(f"def {self.entry}(")
+        if re.search(rf"^def {re.escape(self.entry)}\(", code, re.M): return (self.prompt[:at] if at >= 0 else "") + code
+        return self.prompt + code
     def to_dict(self) -> dict: return asdict(self)
 
 # %% ../../nbs/04m_tasks.code.ipynb #faceeaba

@@ -5,7 +5,8 @@
 # %% ../../nbs/04n_tasks.env.ipynb #0488a0c8
 from __future__ import annotations
 from ..core import check_types  # first: quiets dependency notices
-import random
+import random, time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, fields
 from typing import Callable, Optional, Sequence
 
@@ -19,7 +20,7 @@ from ..judge.sandbox import Limits
 
 # %% auto #0
 __all__ = ['JUDGES', 'SOURCES', 'REWARDS', 'CODE_OBJECTIVE', 'CodeEnvConfig', 'Attempt', 'feedback_of', 'retry_prompt', 'CodeEnv',
-           'run_episodes']
+           'run_episodes', 'JudgePool']
 
 # %% ../../nbs/04n_tasks.env.ipynb #90e09406
 JUDGES = {"exec": "execution in the sandbox (pass rate of the hidden tests)",
@@ -120,6 +121,7 @@ class CodeEnv:
         self._fixed = None if self.config.source == "gen" else self._load_fixed()
         self._drawn, self._streams = {}, {}
         self._tasks, self._prompts, self._turn, self._live = [], [], [], []
+        self.timeouts = 0   # executions stopped at the sandbox's wall-clock limit, so far
 
     def _load_fixed(self) -> list:
         src = self.config.source
@@ -159,6 +161,7 @@ class CodeEnv:
                                            "references": [t.program(t.reference)] if t.reference else []})
                  for t, c in zip(tasks, completions)]
         scores = {name: judge.score_batch(items) for name, judge in self.judges.items()}
+        self.timeouts += sum(s.details.get("status") == "timeout" for s in scores["exec"])
         ensemble, out = EnsembleJudge(self.judges), []
         for i, (t, c) in enumerate(zip(tasks, completions)):
             mine = {name: s[i] for name, s in scores.items()}
@@ -179,13 +182,19 @@ class CodeEnv:
         self._turn, self._live = [1] * len(tasks), [True] * len(tasks)
         return list(self._prompts)
 
-    def step(self, completions: Sequence[Optional[str]]) -> tuple:
-        """Score the live episodes' completions (entries of ended episodes are ignored); returns (next prompts, attempts),
-        each a list over all episodes with None where an episode had ended or has just ended."""
+    def score_episodes(self, episodes: Sequence[int], completions: Sequence[str]) -> list:
+        "Attempts of `completions` of live `episodes` (indices), at their current turns; the episodes do not move on."
+        return self.score([self._tasks[i] for i in episodes], completions, [self._turn[i] for i in episodes])
+
+    def step(self, completions: Sequence[Optional[str]], scored: Optional[Sequence] = None) -> tuple:
+        """Score the live episodes' completions (entries of ended episodes are ignored), or take their attempts `scored`
+        already (`score_episodes`, in the live episodes' order); returns (next prompts, attempts), each a list over all
+        episodes with None where an episode had ended or has just ended."""
         live = [i for i, ok in enumerate(self._live) if ok]
         for i in live:
             if completions[i] is None: raise TaskError(f"episode {i} is live and needs a completion")
-        scored = self.score([self._tasks[i] for i in live], [completions[i] for i in live], [self._turn[i] for i in live])
+        if scored is None: scored = self.score_episodes(live, [completions[i] for i in live])
+        elif len(scored) != len(live): raise TaskError(f"{len(live)} live episodes and {len(scored)} scored attempts")
         attempts = [None] * len(self._tasks)
         for i, a in zip(live, scored):
             attempts[i] = a
@@ -210,3 +219,40 @@ def run_episodes(env: CodeEnv, tasks: Sequence, generate: Callable) -> list:
         for h, a in zip(history, attempts):
             if a is not None: h.append(a)
     return history
+
+# %% ../../nbs/04n_tasks.env.ipynb #ddc1c3d8
+class JudgePool:
+    """Judge batches of one turn's completions while the next batch is generated (`overlap`), or as each is handed over;
+    `attempts()` returns them in order, `stats()` the judges' throughput, queue wait, the wait after generating and timeouts."""
+    def __init__(self, env: CodeEnv, overlap: bool = True):
+        self.env, self.pool = env, ThreadPoolExecutor(1, thread_name_prefix="judges") if overlap else None
+        self.jobs, self.executions, self.busy_s, self.queue_s, self.wait_s, self._timeouts = [], 0, 0.0, 0.0, 0.0, env.timeouts
+
+    def turn(self, live: Sequence[int]) -> None:
+        "Start a turn whose live episodes are `live`."
+        self.live, self.jobs = list(live), []
+
+    def submit(self, start: int, samples: Sequence) -> None:
+        "Judge samples `start`.. of this turn's live episodes (a batch the generator has finished)."
+        episodes, texts, queued = self.live[start:start + len(samples)], [s.text for s in samples], time.perf_counter()
+        def judge():
+            t0 = time.perf_counter()
+            out = self.env.score_episodes(episodes, texts)
+            self.queue_s += t0 - queued; self.busy_s += time.perf_counter() - t0; self.executions += len(out)
+            return out
+        self.jobs.append(self.pool.submit(judge) if self.pool else judge())
+
+    def attempts(self) -> list:
+        "This turn's attempts, in its live episodes' order (waiting for the judges still at work)."
+        t0, out = time.perf_counter(), []
+        for job in self.jobs: out += job.result() if self.pool else job
+        self.wait_s += time.perf_counter() - t0
+        return out
+
+    def stats(self) -> dict:
+        return {"perf/executions_per_s": self.executions / max(self.busy_s, 1e-9), "perf/judge_queue_s": self.queue_s,
+                "perf/judge_wait_s": self.wait_s, "perf/judge_busy_s": self.busy_s,
+                "charts/timeouts": self.env.timeouts - self._timeouts}
+
+    def close(self) -> None:
+        if self.pool: self.pool.shutdown(wait=True)

@@ -5,7 +5,7 @@
 # %% ../../nbs/05h_train.grpo.ipynb #59c68626
 from __future__ import annotations
 from .lm import LM_LIVE, LMTrainer, model_state  # first: it imports core, which quiets dependency notices
-from .lm import grpo_terms, note_spread, reference_logprobs
+from .lm import combined, grpo_parts, micro_batches, note_spread, reference_logprobs
 import collections, time
 from typing import Optional, Sequence
 
@@ -13,6 +13,7 @@ import torch
 from fastcore.basics import patch
 from ..core import ConfigError
 from ..tasks.code import LEVELS
+from ..tasks.env import JudgePool
 from ..runs.events import Kind
 from .loss import group_advantages
 
@@ -70,45 +71,52 @@ class GRPOTrainer(LMTrainer):
         return self.env.sample(n - k) + [t for i in range(k) for t in self.env.sample(1, below[i % len(below)])]
 
     def play(self, tasks: Sequence) -> list:
-        "Play every task `group_size` times; (sample, attempt, group key, episode index) of every attempt, and timings."
+        """Play every task `group_size` times, the judges at work on each batch of completions as it is generated
+        (`JudgePool`); (sample, attempt, group key, episode index) of every attempt, and the judges' timings."""
         g, G = self.cfg.grpo, self.cfg.grpo.group_size
         episodes = [t for t in tasks for _ in range(G)]
-        prompts, rows, gen_s, judge_s = self.env.reset(episodes), [], 0.0, 0.0
-        while not self.env.done:
-            live = [i for i, p in enumerate(prompts) if p is not None]
-            t0 = time.perf_counter()
-            samples = self.policy.generate([prompts[i] for i in live], max_new_tokens=g.max_new_tokens,
-                                           temperature=g.temperature, top_p=g.top_p)
-            t1 = time.perf_counter()
-            completions = [None] * len(episodes)
-            for i, s in zip(live, samples): completions[i] = s.text
-            prompts, attempts = self.env.step(completions)
-            judge_s += time.perf_counter() - t1; gen_s += t1 - t0
-            rows += [(s, attempts[i], (i // G, attempts[i].turn), i) for i, s in zip(live, samples)]
-        return rows, gen_s, judge_s
+        prompts, rows, gen_s = self.env.reset(episodes), [], 0.0
+        judges = JudgePool(self.env, g.judge_overlap)
+        try:
+            while not self.env.done:
+                live = [i for i, p in enumerate(prompts) if p is not None]
+                judges.turn(live)
+                t0 = time.perf_counter()
+                samples = self.policy.generate([prompts[i] for i in live], max_new_tokens=g.max_new_tokens,
+                                               temperature=g.temperature, top_p=g.top_p, batch_size=g.gen_batch,
+                                               on_batch=judges.submit)
+                gen_s += time.perf_counter() - t0
+                completions = [None] * len(episodes)
+                for i, s in zip(live, samples): completions[i] = s.text
+                prompts, attempts = self.env.step(completions, scored=judges.attempts())
+                rows += [(s, attempts[i], (i // G, attempts[i].turn), i) for i, s in zip(live, samples)]
+        finally: judges.close()
+        return rows, gen_s, judges.stats()
 
     def step(self) -> dict:
         "Sample, judge, and one optimiser step per epoch on the group-relative advantages."
         g, t0 = self.cfg.grpo, time.perf_counter()
         tasks = self.draw(self.cfg.optim.batch_size)
-        rows, gen_s, judge_s = self.play(tasks)
+        rows, gen_s, judging = self.play(tasks)
         samples, attempts = [r[0] for r in rows], [r[1] for r in rows]
         rewards = torch.tensor([a.reward for a in attempts], dtype=torch.float32)
         every, no_spread = group_advantages(rewards, [r[2] for r in rows], g.scale_rewards)
         keep = self._informative(rows, rewards) if g.filter_groups else list(range(len(rows)))
         samples, adv = [samples[i] for i in keep], every[keep]
-        ref_logp = reference_logprobs(self.policy, samples, g, self.reference)
+        parts = micro_batches(samples, g)
+        refs = [reference_logprobs(self.policy, [samples[i] for i in idx], g, self.reference) for idx, *_ in parts]
         self._train_model.train()
-        old_logp = None   # the first epoch's, for every epoch's ratio
+        olds = [None] * len(parts)   # the first epoch's, for every epoch's ratio
         for _ in range(g.epochs):
-            loss, stats, old_logp = grpo_terms(self.policy, samples, adv, g, self.accelerator, self._train_model, ref_logp,
-                                               old_logp)
-            norm = self._optimise(loss)
+            measured = []
+            norm = self._optimise(grpo_parts(self.policy, samples, adv, g, self.accelerator, self._train_model, parts, refs,
+                                             olds, measured))
+            loss, stats = combined(measured)
             if self.diverged: break
         generated = sum(len(r[0].completion_ids) for r in rows)
         self.tokens += generated
-        out = self._stats(tasks, rows, rewards, every, no_spread, loss, stats, norm, generated, gen_s, judge_s, t0)
-        return {**out, "charts/trained_share": len(keep) / len(rows)}
+        out = self._stats(tasks, rows, rewards, every, no_spread, loss, stats, norm, generated, gen_s, judging, t0)
+        return {**out, **judging, "charts/trained_share": len(keep) / len(rows)}
 
     @staticmethod
     def _informative(rows, rewards) -> list:
@@ -120,7 +128,7 @@ class GRPOTrainer(LMTrainer):
 
 # %% ../../nbs/05h_train.grpo.ipynb #f55f95b5
 @patch
-def _stats(self: GRPOTrainer, tasks, rows, rewards, adv, no_spread, loss, stats, norm, generated, gen_s, judge_s, t0) -> dict:
+def _stats(self: GRPOTrainer, tasks, rows, rewards, adv, no_spread, loss, stats, norm, generated, gen_s, judging, t0) -> dict:
     "The step's metrics; the curriculum sees the episodes' outcomes; a few samples go out as an event."
     attempts, samples = [r[1] for r in rows], [r[0] for r in rows]
     episodes = collections.defaultdict(list)
@@ -135,7 +143,8 @@ def _stats(self: GRPOTrainer, tasks, rows, rewards, adv, no_spread, loss, stats,
            "charts/truncated": sum(s.truncated for s in samples) / len(samples), "charts/zero_std_groups": no_spread,
            "losses/grpo_loss": loss.item(), "losses/kl": stats.kl.item(), "losses/clip_low": stats.clip_low.item(),
            "losses/clip_high": stats.clip_high.item(), "losses/grad_norm": norm, "charts/tokens": self.tokens,
-           "perf/tokens_per_s": generated / max(gen_s, 1e-9), "perf/generate_time": gen_s, "perf/judge_time": judge_s,
+           "perf/tokens_per_s": generated / max(gen_s, 1e-9), "perf/generate_time": gen_s,
+           "perf/judge_time": judging["perf/judge_busy_s"],
            "perf/steps_per_min": 60.0 / (time.perf_counter() - t0)}
     for name in attempts[0].judges: out[f"judges/{name}"] = sum(a.judges[name] for a in attempts) / len(attempts)
     note_spread(self, no_spread, rewards, len({r[2] for r in rows}), self.env.level)

@@ -14,6 +14,7 @@ from ..tasks.env import CodeEnv
 from ..tasks.code import LEVELS, held_out, task_stream
 from ..tasks.eval import pass_at_k
 from ..policy.tokens import SHIPPED, PolicyError, TokenPolicy, shipped_model
+from ..policy.decode import make_decoder
 from ..runs.events import Controls, EventBus, Kind
 from .checkpoint import CheckpointManager, find_checkpoint, load_checkpoint, rng_state, set_rng_state
 from .loop import Trainer
@@ -24,9 +25,10 @@ from .lm_config import (  # noqa: F401
     check_context, check_token_config, check_token_memory, task_env, token_memory)
 
 # %% auto #0
-__all__ = ['NOTICE_AFTER', 'task_corpus', 'build_policy', 'model_state', 'load_weights', 'start_from', 'token_frame',
-           'warmup_cosine', 'optimise', 'set_lr', 'token_summary', 'LMTrainer', 'completion_nll', 'reference_logprobs',
-           'grpo_terms', 'no_spread_notice', 'note_spread']
+__all__ = ['NOTICE_AFTER', 'task_corpus', 'build_policy', 'model_state', 'load_weights', 'start_from', 'prepare_model',
+           'token_frame', 'warmup_cosine', 'optimise', 'set_lr', 'token_summary', 'LMTrainer', 'completion_nll',
+           'reference_logprobs', 'grpo_terms', 'micro_batches', 'grpo_parts', 'combined', 'no_spread_notice',
+           'note_spread']
 
 # %% ../../nbs/05f_train.lm.ipynb #238950b6
 def task_corpus(cfg: LMTrainConfig) -> list:
@@ -78,6 +80,14 @@ def start_from(cfg, kind: str) -> tuple:
     check_context(cfg)
     return start, cfg
 
+def prepare_model(policy: TokenPolicy, cfg: LMTrainConfig) -> None:
+    "A code agent's model as its settings ask: the prompt format, gradient checkpointing, the decoder (on its device)."
+    if cfg.model.model != "tiny": policy.use_format(cfg.model.prompt_format)
+    if cfg.model.gradient_checkpointing:
+        policy.model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        policy.model.config.use_cache = False   # (generation passes use_cache itself)
+    policy.generator = make_decoder(cfg.grpo.generator, policy)
+
 def token_frame(trainer, cfg, kind: str, run_dir, bus, controls, resume: Optional[dict]) -> tuple:
     """The common start of a token trainer (`kind` lm or team): events and controls, `cfg` with `init`'s model settings
     (unless it resumes), the run folder, torch threads and an Accelerator on the run's device; (init's checkpoint, cfg)."""
@@ -86,7 +96,8 @@ def token_frame(trainer, cfg, kind: str, run_dir, bus, controls, resume: Optiona
     start, cfg = start_from(cfg, kind) if resume is None else (None, cfg)
     trainer.cfg, trainer.run_dir = cfg, Path(run_dir) if run_dir else None
     device = resolve_device(cfg.run.device)
-    check_token_memory(cfg, device)   # before the model, the corpus or a step's tensors are made
+    estimate = check_token_memory(cfg, device)   # before the model, the corpus or a step's tensors are made
+    if str(device).startswith("cuda"): trainer.bus.emit(Kind.NOTICE, 0, text=estimate)
     if cfg.run.torch_threads: torch.set_num_threads(cfg.run.torch_threads)
     reuse_freed_memory()
     trainer.accelerator = Accelerator(cpu=device == "cpu", mixed_precision="bf16" if cfg.run.bf16 else "no")
@@ -100,12 +111,18 @@ def warmup_cosine(o: OptimConfig, step: int) -> float:
     done = (step - o.warmup) / max(1, o.updates - o.warmup)
     return 0.1 + 0.45 * (1 + math.cos(math.pi * min(done, 1.0)))
 
-def optimise(trainer, loss: torch.Tensor) -> float:
+def optimise(trainer, loss) -> float:
     """Backward, clip each parameter group's gradient on its own, step; the largest norm (`trainer.diverged` set if the loss
-    or a weight is not finite). A code agent's optimiser has one group; a team's has one a policy."""
+    or a weight is not finite). `loss` is a tensor, or an iterable of the parts of one (micro-batches: each part's backward
+    runs before the next part is computed, so one part's activations are held at a time). A code agent's optimiser has
+    one group; a team's has one a policy."""
     opt, clip = trainer.optimizer, trainer.cfg.optim.max_grad_norm
     opt.zero_grad(set_to_none=True)
-    trainer.accelerator.backward(loss)
+    total = 0.0
+    for part in ([loss] if torch.is_tensor(loss) else loss):
+        trainer.accelerator.backward(part)
+        total += part.detach()
+    loss = torch.as_tensor(total)
     norms = [float(torch.nn.utils.clip_grad_norm_(g["params"], clip if clip > 0 else float("inf"))) for g in opt.param_groups]
     opt.step()
     finite = torch.stack([p.isfinite().all() for g in opt.param_groups for p in g["params"]]).all()
@@ -146,9 +163,11 @@ class LMTrainer(Trainer):
         seed_everything(cfg.run.seed + 1000 * self.accelerator.process_index)
         self.policy = build_policy(cfg, resume or start)
         self.policy.model.to(self.device)
+        prepare_model(self.policy, cfg)
         self._train_model = self.accelerator.prepare(self.policy.model)   # DDP-wrapped across processes
         env = cfg.task.env   # each process of a data-parallel run draws its own training tasks
-        self.env = CodeEnv(dataclasses.replace(env, seed=env.seed + 7919 * self.accelerator.process_index))
+        self.env = CodeEnv(dataclasses.replace(env, seed=env.seed + 7919 * self.accelerator.process_index),
+                           parallel=cfg.grpo.judge_workers)
         params = [p for p in self.policy.model.parameters() if p.requires_grad]
         self.optimizer = torch.optim.AdamW(params, lr=cfg.optim.lr, weight_decay=cfg.optim.weight_decay)
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, self._lr_factor)
@@ -174,7 +193,10 @@ class LMTrainer(Trainer):
         return {"charts/temperature": self.cfg.grpo.temperature, "charts/beta": self.cfg.grpo.beta,
                 "perf/processes": self.accelerator.num_processes}
 
-    def _optimise(self, loss: torch.Tensor) -> float: return optimise(self, loss)
+    def _optimise(self, loss: torch.Tensor) -> float:
+        norm = optimise(self, loss)
+        if self.policy.generator is not None: self.policy.generator.weights_changed()   # a decoder with its own copy
+        return norm
 
     def _lr_factor(self, step: int) -> float: return warmup_cosine(self.cfg.optim, step)
 
@@ -237,8 +259,8 @@ class LMTrainer(Trainer):
 def completion_nll(policy: TokenPolicy, pairs: list, accelerator, model=None) -> tuple:
     """SFT's loss: the mean next-token loss of each (prompt, completion) text pair's completion (and end token) after its
     prompt, under `model` (default: the policy's own); and the number of tokens it covers."""
-    prompts = [policy.encode(a) for a, _ in pairs]
-    targets = [policy.encode(b) + [policy.eos_id] for _, b in pairs]
+    prompts = [policy.encode(policy.render(a)) for a, _ in pairs]
+    targets = [policy.encode(policy.answer(a, b)) + [policy.eos_id] for a, b in pairs]
     with accelerator.autocast():
         logp, mask = policy.completion_logprobs(prompts, targets, model=model)
     return -(logp * mask).sum() / mask.sum(), int(mask.sum())
@@ -263,6 +285,34 @@ def grpo_terms(policy: TokenPolicy, samples: list, adv: torch.Tensor, g: GRPOCon
     loss, stats = grpo_loss(logp, old, adv.to(logp.device), mask, g.loss_type, g.epsilon, g.epsilon_high, g.beta, ref_logp,
                             g.max_new_tokens)
     return loss, stats, old
+
+def micro_batches(samples: list, g: GRPOConfig) -> list:
+    """(indices, loss weight, token weight) of each micro-batch of `g.micro_batch` samples (one part when 0): the parts'
+    losses times their weights sum to the whole batch's loss (a mean over completions for loss types grpo and dr_grpo,
+    over tokens for bnpo and dapo); their statistics, token means, combine by the token weights."""
+    n, size = len(samples), g.micro_batch or len(samples)
+    counted = [0 if g.mask_truncated and s.truncated else len(s.completion_ids) for s in samples]
+    total, out = sum(counted), []
+    for i in range(0, n, size):
+        idx = list(range(i, min(i + size, n)))
+        tokens = sum(counted[j] for j in idx) / total if total else len(idx) / n
+        out.append((idx, len(idx) / n if g.loss_type in ("grpo", "dr_grpo") else tokens, tokens))
+    return out
+
+def grpo_parts(policy: TokenPolicy, samples: list, adv: torch.Tensor, g: GRPOConfig, accelerator, model, parts: list,
+               refs: list, olds: list, measured: list):
+    """GRPO's weighted loss of each micro-batch of `parts` (`micro_batches`) in turn, for `optimise` to backpropagate one
+    at a time; `olds` (their old log-probabilities) filled at the first epoch; (weighted loss, stats, token weight) of
+    each appended to `measured`."""
+    for k, (idx, w, wt) in enumerate(parts):
+        loss, stats, olds[k] = grpo_terms(policy, [samples[i] for i in idx], adv[idx], g, accelerator, model, refs[k], olds[k])
+        measured.append((loss.detach() * w, stats, wt))
+        yield loss * w
+
+def combined(measured: list) -> tuple:
+    "The whole batch's loss and statistics from its micro-batches' (`grpo_parts`)."
+    loss = sum(m[0] for m in measured)
+    return loss, type(measured[0][1])(*(sum(m[2] * getattr(m[1], f) for m in measured) for f in measured[0][1]._fields))
 
 # %% ../../nbs/05f_train.lm.ipynb #7bfa24be
 NOTICE_AFTER = 3   # steps in a row with no reward spread in any group before the run says so

@@ -77,6 +77,10 @@ class ModelConfig:
     "a GGUF file in the model folder to load instead of its weights (needs the gguf package)"
     lora: int = 0
     "LoRA rank on every linear layer of a folder model (0: train every weight)"
+    prompt_format: Literal["auto", "raw", "chat"] = "auto"
+    "raw (continue the task's text), chat (the chat template; the code from the answer's block), auto (chat if it has one)"
+    gradient_checkpointing: bool = False
+    "recompute activations in the backward pass instead of keeping them (less memory, about a third more time)"
     init: Optional[str] = None
     "start from the weights (and model settings) of this run folder or checkpoint: GRPO from an SFT run"
     hidden: int = 128
@@ -105,6 +109,8 @@ class ModelConfig:
                 if getattr(self, k):
                     raise PolicyError(f"{k} does not apply to the tiny model (it trains all its weights, and has no GGUF "
                                       f"file): leave --{k.replace('_', '-')} out, or give --model smollm2 or a model folder")
+            if self.prompt_format == "chat":
+                raise PolicyError("prompt_format chat does not apply to the tiny model (it has no chat template)")
         elif self.model in SHIPPED and self.gguf_file:
             raise PolicyError(f"gguf_file does not apply to {self.model}: it loads its own ({SHIPPED[self.model][1]})")
         elif self.gguf_file and not (self.folder / self.gguf_file).is_file():
@@ -203,12 +209,22 @@ class GRPOConfig:
     "nucleus sampling mass"
     max_new_tokens: int = 96
     "longest completion; a longer one is cut and counts as truncated"
+    generator: Literal["auto", "loop", "compiled", "vllm"] = "auto"
+    "decoder: loop (token by token), compiled (static cache, CUDA graphs), vllm (colocated); auto: compiled on a GPU"
+    gen_batch: int = 64
+    "prompts decoded at once; the judges start on each batch as it is done"
+    judge_overlap: bool = True
+    "judge a batch's completions while the next batch is generated (False: after the whole step's generation)"
+    judge_workers: int = 2
+    "sandboxes that run completions at once"
     mask_truncated: bool = True
     "leave truncated completions out of the loss"
     filter_groups: bool = False
     "leave the groups whose rewards are all equal out of the update (DAPO's dynamic-sampling filter, no resampling)"
     epochs: int = 1
     "passes over each step's samples (TRL's num_iterations); the ratio is 1 at the first"
+    micro_batch: int = 0
+    "completions in one forward and backward pass, gradients summed to one step (0: the whole step's at once)"
     curriculum: bool = True
     "move the level of generated tasks up (and down) on the rolling pass rate"
     promote_at: float = 0.8
@@ -224,8 +240,9 @@ class GRPOConfig:
         check_types(self)
         if self.group_size < 2:
             raise ConfigError(f"group_size must be at least 2 (advantages compare samples), got {self.group_size}")
-        for k in ("max_new_tokens", "epochs", "window"):
+        for k in ("max_new_tokens", "epochs", "window", "gen_batch", "judge_workers"):
             if getattr(self, k) < 1: raise ConfigError(f"{k} must be at least 1, got {getattr(self, k)}")
+        if self.micro_batch < 0: raise ConfigError(f"micro_batch must be 0 (the whole step) or more, got {self.micro_batch}")
         for k in ("beta", "epsilon", "temperature"):
             if getattr(self, k) < 0: raise ConfigError(f"{k} must be non-negative, got {getattr(self, k)}")
         if self.epsilon >= 1:
@@ -253,6 +270,11 @@ def check_token_config(cfg) -> None:
     if cfg.optim.algo == "grpo" and not g.temperature > 0:
         raise ConfigError(f"GRPO samples each task's group: temperature must be above 0, got {g.temperature} (at 0 every "
                           "sample of a group is the same, and nothing is learnt)")
+    if g.generator == "vllm":   # an optional extra, for CUDA machines
+        import importlib.util
+        if importlib.util.find_spec("vllm") is None:
+            raise ConfigError("generator vllm needs vLLM: pip install 'workbench[vllm]' (CUDA only), or --generator compiled")
+        if cfg.run.device == "cpu": raise ConfigError("generator vllm runs on a GPU only: give --device cuda")
     if not m.init: check_context(cfg)   # with init, once the model's settings are that run's (`start_from`)
 
 def check_context(cfg) -> None:
@@ -332,8 +354,9 @@ def token_memory(cfg) -> list:
         parts.append((f"the tokenizer's corpus (corpus_tasks {m.corpus_tasks:,})", m.corpus_tasks * len(roles) * 3 * 256, False))
     return parts
 
-def check_token_memory(cfg, device: str = "cpu") -> None:
-    "Refuse, before anything is built, a token run whose `token_memory` is more than the device (and this machine) has free."
+def check_token_memory(cfg, device: str = "cpu") -> str:
+    """Refuse, before anything is built, a token run whose `token_memory` is more than the device (and this machine) has
+    free; else the estimate in one line (a GPU run prints it before its first step)."""
     import psutil
     parts, host = token_memory(cfg), psutil.virtual_memory().available
     places = [("this machine", host, parts)]
@@ -346,3 +369,7 @@ def check_token_memory(cfg, device: str = "cpu") -> None:
             what, most, _ = max(mine, key=lambda p: p[1])
             raise ConfigError(f"{what} would need at least {most / 2**30:,.1f} GiB (the whole run at least "
                               f"{need / 2**30:,.1f} GiB); {where} has {free / 2**30:,.1f} GiB free")
+    where, free, mine = places[0]
+    need = sum(b for _, b, _ in mine)
+    return (f"memory estimate on {where}: at least {need / 2**30:,.2f} GiB of {free / 2**30:,.1f} GiB free ("
+            + "; ".join(f"{w} {b / 2**30:,.2f}" for w, b, _ in mine if b >= need / 20) + ")")

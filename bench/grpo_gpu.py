@@ -1,0 +1,267 @@
+"""GRPO of a real-sized model on one GPU: the decoders against each other, and Workbench's GRPO against TRL's.
+
+The model is Qwen2.5-0.5B-shaped (896 wide, 24 blocks, 14 heads of which 2 key/value, 4,864 FFN, 151,936 tokens,
+tied embeddings) with random weights, built here from its config with a BPE tokenizer trained on the task corpus
+(nothing downloaded; ids the small tokenizer lacks decode to nothing), or `--model` (a folder or hub id in the cache).
+In bf16 on CUDA. Parts, each in a process of its own (peak memory is each one's), results written as JSON lines:
+
+* `decode`: generation tokens/s of each decoder (loop, compiled, vllm where installed) at `--batch` prompts x
+  `--tokens` new tokens, sampled at temperature 1 with no stop sequence (every row runs to its length), after one
+  warm-up call of the same shape (compilation), and its peak memory;
+  then (`agree`) greedy completions of the loop and the compiled decoder (and vLLM) for the same weights, in fp32, on a
+  2-block model of the same shape whose weights are scaled so that greedy tokens are not ties: how many equal;
+* `ours` / `trl`: GRPO steps of `--prompts` tasks x G `--group` with up to `--tokens` new tokens, full weights, no KL,
+  DAPO loss, the code env's reward (TRL through `workbench.tasks.eval.trl_reward`), no vLLM: updates/min over the steps
+  after the first (which compiles), and peak memory.
+
+    python bench/grpo_gpu.py                           # on a GPU: all of it (tools/gpu/grpo.sh runs it there)
+    python bench/grpo_gpu.py --cpu --tiny              # the same parts on a CPU with a tiny model, in under a minute
+"""
+
+import argparse, itertools, json, os, subprocess, sys, tempfile, time
+
+QWEN_05B = dict(hidden_size=896, num_hidden_layers=24, num_attention_heads=14, num_key_value_heads=2, intermediate_size=4864,
+                vocab_size=151936, max_position_embeddings=32768, rope_theta=1e6, tie_word_embeddings=True)  # fmt: skip
+TINY = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=1, intermediate_size=128,
+            vocab_size=512, max_position_embeddings=512, tie_word_embeddings=True)  # fmt: skip
+
+
+def prompts(n: int) -> list:
+    from workbench.tasks.code import task_stream
+
+    return [t.prompt for t in itertools.islice(task_stream("easy", 0, "train"), n)]
+
+
+def make_model(folder: str, shape: dict, layers=None, scale: float = 1.0) -> str:
+    "A Qwen2 model of `shape` with random weights (times `scale`) and a tokenizer trained here, saved in `folder`."
+    import torch
+    from transformers import Qwen2Config, Qwen2ForCausalLM
+    from workbench.policy.tokens import train_tokenizer
+
+    tok = train_tokenizer(prompts(2000), min(shape["vocab_size"], 4096))
+    cfg = Qwen2Config(**{**shape, **({"num_hidden_layers": layers} if layers else {})}, bos_token_id=None,
+                      eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id)  # fmt: skip
+    torch.manual_seed(0)
+    model = Qwen2ForCausalLM(cfg)
+    if scale != 1.0:
+        with torch.no_grad():
+            for w in model.parameters():
+                w.mul_(scale)
+    model.save_pretrained(folder)
+    tok.save_pretrained(folder)
+    return folder
+
+
+def load(folder: str, device: str, dtype: str):
+    import torch
+    from workbench.policy.tokens import TokenPolicy
+
+    policy = TokenPolicy.load(folder, dtype=getattr(torch, dtype))
+    policy.model.to(device)
+    return policy
+
+
+def peak(device: str) -> float:
+    import torch
+
+    return round(torch.cuda.max_memory_allocated() / 2**30, 2) if device.startswith("cuda") else None
+
+
+def decode(a) -> dict:
+    """Tokens/s of each decoder at batch x tokens, after a warm-up call of the same shape, with its peak memory; then how
+    many of each one's greedy completions equal the loop's (`agree`). One process: the model is built once."""
+    import torch
+    from workbench.policy.decode import make_decoder
+
+    policy = load(a.folder, a.device, a.dtype)
+    batch, out = prompts(a.batch), {"part": "decode", "batch": a.batch, "new_tokens": a.tokens}
+
+    def once():
+        t0 = time.perf_counter()
+        done = policy.generate(batch, max_new_tokens=a.tokens, temperature=1.0, stop=(), batch_size=a.batch)
+        if a.device.startswith("cuda"):
+            torch.cuda.synchronize()
+        return time.perf_counter() - t0, sum(len(s.completion_ids) for s in done)
+
+    for backend in a.backends:
+        try:
+            policy.generator = make_decoder(backend, policy)
+            if a.device.startswith("cuda"):
+                torch.cuda.reset_peak_memory_stats()
+            warm, _ = once()
+            seconds, tokens = once()
+            out[backend] = {"tokens": tokens, "seconds": round(seconds, 3), "tokens_per_s": round(tokens / seconds, 1),
+                            "warmup_s": round(warm, 1), "peak_gib": peak(a.device)}  # fmt: skip
+        except Exception as e:  # one decoder failing (vLLM missing a piece) leaves the others' figures
+            out[backend] = {"error": f"{type(e).__name__}: {str(e)[:200]}"}
+        policy.generator = None
+    return {**out, **agree(a, [b for b in a.backends if b != "loop" and "error" not in out[b]])}
+
+
+def agree(a, backends) -> dict:
+    "Greedy completions of each decoder for the same weights (fp32): how many equal the loop's."
+    from workbench.policy.decode import make_decoder
+
+    folder = make_model(tempfile.mkdtemp(prefix="agree-"), TINY if a.tiny else QWEN_05B, layers=2, scale=6.0)
+    policy = load(folder, a.device, "float32")
+    batch = prompts(16)
+    loop = [s.completion_ids for s in policy.generate(batch, max_new_tokens=48, temperature=0)]
+    out = {"agree_prompts": len(batch), "distinct_loop_completions": len(set(map(tuple, loop)))}
+    for backend in backends:
+        policy.generator = make_decoder(backend, policy)
+        other = [s.completion_ids for s in policy.generate(batch, max_new_tokens=48, temperature=0)]
+        out[f"{backend}_agrees"] = sum(x == y for x, y in zip(loop, other))
+    return out
+
+
+def ours(a) -> dict:
+    from workbench.runs.events import Kind
+    from workbench.train.grpo import GRPOTrainer
+    from workbench.train.lm import LMTrainConfig
+
+    cfg = LMTrainConfig.from_dict(
+        {"algo": "grpo", "model": a.folder, "updates": a.steps + 1, "batch_size": a.prompts, "group_size": a.group,
+         "max_new_tokens": a.tokens, "temperature": 1.0, "beta": 0.0, "loss_type": "dapo", "learning_rate": 1e-6,
+         "warmup": 0, "eval_every": 0, "checkpoint_every": 0, "curriculum": False, "device": a.device,
+         "bf16": a.dtype == "bfloat16", "generator": a.generator, "micro_batch": a.micro_batch,
+         "gen_batch": a.prompts * a.group, "torch_threads": 0 if a.device.startswith("cuda") else 2}
+    )  # fmt: skip
+    trainer, events = GRPOTrainer(cfg), []
+    trainer.bus.subscribe(events.append)
+    trainer.fit()
+    trainer.bus.flush()
+    steps = [e.data for e in events if e.kind == Kind.UPDATE][1:]  # the first compiles
+    wall = sum(u["perf/step_time"] for u in steps)
+    gen = sum(u["perf/generate_time"] for u in steps)
+    tokens = sum(u["perf/tokens_per_s"] * u["perf/generate_time"] for u in steps)
+    return {"part": "grpo", "trainer": "workbench", "generator": a.generator, "steps": len(steps),
+            "updates_per_min": round(60 * len(steps) / wall, 2), "tokens_per_s_generating": round(tokens / gen, 1),
+            "generate_share": round(gen / wall, 3), "mean_completion": round(tokens / (len(steps) * a.prompts * a.group), 1),
+            "peak_gib": peak(a.device)}  # fmt: skip
+
+
+def trl(a) -> dict:
+    from datasets import Dataset
+    from transformers import TrainerCallback
+    from trl import GRPOConfig, GRPOTrainer
+    from workbench.tasks.code import task_stream
+    from workbench.tasks.eval import trl_reward
+
+    tasks = list(itertools.islice(task_stream("easy", 0, "train"), a.prompts * (a.steps + 1)))
+    data = Dataset.from_list([{"prompt": t.prompt, "task": json.dumps(t.to_dict())} for t in tasks])
+    times = []
+
+    class Clock(TrainerCallback):
+        def on_step_begin(self, *args, **kw):
+            times.append(time.perf_counter())
+
+    cuda = a.device.startswith("cuda")
+    args = GRPOConfig(output_dir=tempfile.mkdtemp(), per_device_train_batch_size=a.prompts * a.group, num_generations=a.group,
+                      max_completion_length=a.tokens, temperature=1.0, beta=0.0, loss_type="dapo", learning_rate=1e-6,
+                      max_steps=a.steps + 1, logging_steps=1, report_to="none", use_cpu=not cuda,
+                      bf16=cuda and a.dtype == "bfloat16", save_strategy="no", dataloader_num_workers=0,
+                      shuffle_dataset=False)  # fmt: skip
+    trainer = GRPOTrainer(
+        model=a.folder, reward_funcs=[trl_reward()], args=args, train_dataset=data, callbacks=[Clock()]
+    )
+    trainer.train()
+    times.append(time.perf_counter())
+    rate = round(60 * a.steps / (times[-1] - times[1]), 2)
+    return {"part": "grpo", "trainer": "trl", "steps": a.steps, "updates_per_min": rate, "peak_gib": peak(a.device)}
+
+
+def worker(a) -> dict:
+    return {"decode": decode, "ours": ours, "trl": trl}[a.worker](a)
+
+
+def run_part(a, part: str, timeout: float) -> dict:
+    cli = [sys.executable, __file__, "--worker", part, "--folder", a.folder, "--device", a.device, "--dtype", a.dtype,
+           "--batch", str(a.batch), "--tokens", str(a.tokens), "--prompts", str(a.prompts), "--group", str(a.group),
+           "--steps", str(a.steps), "--generator", a.generator, "--micro-batch", str(a.micro_batch),
+           "--backends", *a.backends] + (["--tiny"] if a.tiny else [])  # fmt: skip
+    t0 = time.perf_counter()
+    try:
+        r = subprocess.run(
+            cli, capture_output=True, text=True, timeout=timeout, env={**os.environ, "TRANSFORMERS_VERBOSITY": "error"}
+        )
+    except subprocess.TimeoutExpired:
+        return {"part": part, "error": f"past its {timeout:.0f} s"}
+    line = next((x for x in reversed(r.stdout.splitlines()) if x.startswith("RESULT ")), None)
+    if line is None:
+        return {"part": part, "error": ((r.stderr.strip().splitlines() or ["?"])[-1])[:300]}
+    return {**json.loads(line[7:]), "wall_s": round(time.perf_counter() - t0, 1)}
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--cpu", action="store_true", help="run on the CPU (with --tiny: a CI-sized check of every part)")
+    p.add_argument("--tiny", action="store_true", help="a tiny model of the same kind, and small batches")
+    p.add_argument("--model", help="a model folder or hub id instead of the random 0.5B-shaped one")
+    p.add_argument("--batch", type=int, default=128, help="prompts decoded at once in the decode part")
+    p.add_argument("--tokens", type=int, default=256, help="new tokens a completion")
+    p.add_argument("--prompts", type=int, default=16, help="GRPO: tasks a step")
+    p.add_argument("--group", type=int, default=8, help="GRPO: samples a task")
+    p.add_argument("--steps", type=int, default=4, help="GRPO: steps timed after the first")
+    p.add_argument("--generator", default="auto", help="GRPO (ours): the decoder")
+    p.add_argument("--micro-batch", type=int, default=32, help="GRPO (ours): completions a forward/backward pass")
+    p.add_argument("--backends", nargs="+", default=["loop", "compiled", "vllm"])
+    p.add_argument("--parts", default="decode,ours,trl")
+    p.add_argument("--budget", type=float, default=420, help="seconds for all parts; each part gets what is left")
+    p.add_argument("--json", help="append each part's result to this file as it comes")
+    p.add_argument("--worker", help=argparse.SUPPRESS)
+    p.add_argument("--folder", help=argparse.SUPPRESS)
+    p.add_argument("--device", default=None, help=argparse.SUPPRESS)
+    p.add_argument("--dtype", default=None, help=argparse.SUPPRESS)
+    a = p.parse_args()
+    a.device = a.device or ("cpu" if a.cpu else "cuda")
+    a.dtype = a.dtype or ("float32" if a.device == "cpu" else "bfloat16")
+    if a.worker:
+        print("RESULT " + json.dumps(worker(a)), flush=True)
+        return
+    if a.tiny:
+        a.batch, a.tokens, a.prompts, a.group, a.steps, a.micro_batch = min(a.batch, 8), min(a.tokens, 24), 2, 4, 2, 4
+    import importlib.util
+
+    if importlib.util.find_spec("vllm") is None or a.device == "cpu":
+        a.backends = [b for b in a.backends if b != "vllm"]
+    t0 = time.perf_counter()
+    if a.model:
+        from workbench.policy.tokens import model_folder
+
+        a.folder = str(model_folder(a.model))
+    else:
+        a.folder = make_model(tempfile.mkdtemp(prefix="grpo-gpu-"), TINY if a.tiny else QWEN_05B)
+    print(f"model ready in {time.perf_counter() - t0:.0f} s: {a.model or ('tiny' if a.tiny else 'Qwen2.5-0.5B-shaped, random')}",
+          flush=True)  # fmt: skip
+    todo, results = [x for x in a.parts.split(",") if x], []
+    for part in todo:
+        left = a.budget - (time.perf_counter() - t0)
+        if left < 10:
+            print(f"{part}: skipped, out of time", flush=True)
+            continue
+        r = run_part(a, part, left)
+        results.append(r)
+        print(json.dumps(r), flush=True)
+        if a.json:
+            with open(a.json, "a") as f:
+                f.write(json.dumps({**r, "device": a.device}) + "\n")
+    rate = {
+        b: r[b]["tokens_per_s"]
+        for r in results
+        if r.get("part") == "decode"
+        for b in a.backends
+        if "tokens_per_s" in r.get(b, {})
+    }
+    grpo = {r["trainer"]: r["updates_per_min"] for r in results if r.get("part") == "grpo" and "updates_per_min" in r}
+    if "loop" in rate:
+        print(
+            "decode tokens/s: " + ", ".join(f"{b} {v:,.0f} ({v / rate['loop']:.1f}x the loop)" for b, v in rate.items())
+        )
+    if len(grpo) == 2:
+        print(
+            f"GRPO updates/min: workbench {grpo['workbench']}, TRL {grpo['trl']} ({grpo['workbench'] / grpo['trl']:.2f}x)"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,32 @@
+"""`bench/grpo_gpu.py --cpu --tiny`, the CPU-sized run of the GPU benchmark: every part (the decoders' tokens/s and
+their agreement, our GRPO and TRL's) runs and reports, so that the script is ready when a GPU is lent."""
+
+import json, subprocess, sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_grpo_gpu_bench_runs_on_a_cpu(tmp_path):
+    out = tmp_path / "results.jsonl"
+    cli = [
+        sys.executable,
+        str(ROOT / "bench" / "grpo_gpu.py"),
+        "--cpu",
+        "--tiny",
+        "--budget",
+        "240",
+        "--json",
+        str(out),
+    ]
+    r = subprocess.run(cli, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-2000:]
+    parts = [json.loads(line) for line in out.read_text().splitlines()]
+    decode, ours, trl = parts
+    assert all(decode[b]["tokens_per_s"] > 0 for b in ("loop", "compiled")), decode
+    assert decode["compiled_agrees"] == decode["agree_prompts"] == 16 and decode["distinct_loop_completions"] > 1, (
+        decode
+    )
+    assert ours["trainer"] == "workbench" and ours["steps"] == 2 and ours["updates_per_min"] > 0, ours
+    assert trl["trainer"] == "trl" and trl["updates_per_min"] > 0, trl
+    assert "GRPO updates/min: workbench" in r.stdout and "decode tokens/s: loop" in r.stdout
