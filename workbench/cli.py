@@ -275,6 +275,11 @@ def main(argv: Optional[list[str]] = None) -> int:
     args = make_parser(argv).parse_args(argv)
     try: code = args.func(args)
     except WorkbenchError as e: code = fail(" ".join(str(e).split()))   # one line, whatever the message's origin
+    except Exception as e:
+        if type(e).__name__ != "OutOfMemoryError": raise
+        fail(f"out of GPU memory ({str(e).split('.')[0][:120]}): give a smaller --micro-batch, --gen-batch or "
+             "--max-new-tokens, --lora R, or --gradient-checkpointing")   # torch's, not a CUDA traceback
+        code = 1
     if int(os.environ.get("WORLD_SIZE", "1")) > 1:
         # Under `accelerate launch`, end ranks at once: a rank that runs interpreter teardown
         # with the process group alive sometimes aborts ("terminate called without an active exception").

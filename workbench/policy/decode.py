@@ -120,8 +120,9 @@ class VLLMDecoder:
     def weights_changed(self) -> None:
         "Load the policy's current weights into the engine."
         weights = list(merged_weights(self.policy).items())
-        if hasattr(self.llm, "apply_model"): self.llm.apply_model(lambda model: model.load_weights(weights))
-        else: self.llm.llm_engine.model_executor.driver_worker.model_runner.model.load_weights(weights)
+        if hasattr(self.llm, "apply_model"): self.llm.apply_model(lambda model: model.load_weights(weights)); return
+        worker = self.llm.llm_engine.model_executor.driver_worker   # older vLLM: the engine's own worker, in process
+        getattr(worker, "worker", worker).model_runner.model.load_weights(weights)
 
     def generate(self, prompts, max_new_tokens, temperature, top_p, stops, generator=None) -> list:
         from vllm import SamplingParams

@@ -13,8 +13,8 @@ import numpy as np
 import torch
 
 # %% auto #0
-__all__ = ['FORMAT', 'LEGACY_DEFAULTS', 'rng_state', 'set_rng_state', 'save_checkpoint', 'load_checkpoint', 'CheckpointManager',
-           'find_checkpoint']
+__all__ = ['FORMAT', 'LEGACY_DEFAULTS', 'LM_LEGACY_DEFAULTS', 'rng_state', 'set_rng_state', 'save_checkpoint', 'load_checkpoint',
+           'CheckpointManager', 'find_checkpoint']
 
 # %% ../../nbs/05b_train.checkpoint.ipynb #e35795cc
 def rng_state() -> dict:
@@ -38,6 +38,7 @@ def set_rng_state(state: dict) -> None:
 FORMAT = "workbench-checkpoint-v1"
 # Settings added after v1 whose defaults differ from what a checkpoint without them was trained with.
 LEGACY_DEFAULTS = {"policy": {"separate_critic": False}}   # continuous-action MLPs shared the actor's layers
+LM_LEGACY_DEFAULTS = {"model": {"prompt_format": "raw"}}   # a code agent's prompts were the task's text
 
 def save_checkpoint(state: dict, path: Union[str, Path]) -> Path:
     "Write checkpoint `state` to `path` atomically."
@@ -54,7 +55,8 @@ def load_checkpoint(path: Union[str, Path], map_location="cpu") -> dict:
         raise CheckpointError(f"checkpoint {path} is corrupt or not a workbench checkpoint ({first[:120]})") from None
     if not isinstance(state, dict) or state.get("format") != FORMAT:
         raise CheckpointError(f"checkpoint {path} is not a workbench checkpoint (no '{FORMAT}' marker)")
-    for section, values in LEGACY_DEFAULTS.items() if state.get("kind") not in ("lm", "team") else ():   # PPO's, added later:
+    legacy = LM_LEGACY_DEFAULTS if state.get("kind") in ("lm", "team") else LEGACY_DEFAULTS   # settings added later:
+    for section, values in legacy.items():
         for k, v in values.items(): state.setdefault("config", {}).setdefault(section, {}).setdefault(k, v)  # the old way
     return state
 

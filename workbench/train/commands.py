@@ -277,7 +277,7 @@ def eval_lm(args, path) -> int:
     from workbench.tasks.eval import multi_turn, pass_at_k
     from workbench.tasks.code import LEVELS, held_out
     from workbench.train.checkpoint import load_checkpoint
-    from workbench.train.lm import build_policy
+    from workbench.train.lm import build_policy, prepare_model
     from workbench.train.lm_config import LMTrainConfig, task_env
     from workbench.core import resolve_device
     device = resolve_device(args.device)   # before any work: CUDA asked for where there is none is one line
@@ -308,6 +308,7 @@ def eval_lm(args, path) -> int:
         tasks = {level: held_out(level, split, n, env_cfg.examples) for level in levels}
     policy, length = build_policy(cfg, state), cfg.grpo.max_new_tokens
     policy.model.to(device)
+    prepare_model(policy, cfg)   # the run's prompt format and decoder
     result = {"checkpoint": str(path), "split": None if fixed else split, "task": spec,
               **pass_at_k(policy, env, tasks, samples, sorted({1, samples} | {k for k in (5, 10) if k <= samples}),
                           temperature=0.0 if samples == 1 else temperature, max_new_tokens=length)}
