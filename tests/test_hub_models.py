@@ -40,3 +40,42 @@ def test_a_hub_id_trains_from_the_cache_and_offline_is_one_line(tmp_path):
     assert r.returncode == 2 and len(lines) == 1, r.stderr[-2000:]
     assert "'wb-test/not-cached' is not in the Hugging Face cache" in lines[0] and "HF_HUB_OFFLINE is set" in lines[0]
     assert "hf download wb-test/not-cached" in lines[0]
+
+
+CHATML = (
+    "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+
+
+def test_an_instruct_model_is_prompted_through_its_chat_template(tmp_path):
+    "A hub model whose tokenizer has a chat template: SFT learns the fenced answer to the templated prompt, GRPO samples it."
+    corpus = [t.prompt + t.reference for t in itertools.islice(task_stream("easy"), 200)]
+    model = TokenPolicy.tiny(corpus, TinyLMConfig(hidden=32, layers=1, heads=2, ffn=64, vocab=300), seed=0)
+    model.tokenizer.chat_template = CHATML
+    model.save(tmp_path / "saved")
+    cache = tmp_path / "hf-cache"
+    cache_model(cache, "wb-test/tiny-instruct", tmp_path / "saved")
+    env = {**os.environ, "HF_HUB_CACHE": str(cache), "HF_HUB_OFFLINE": "1"}
+    common = ["--model", "wb-test/tiny-instruct", "--task", "code?level=easy", "--updates", "2", "--batch-size", "2",
+              "--eval-every", "0", "--device", "cpu", "--runs-dir", tmp_path / "runs", "--quiet", "--json"]  # fmt: skip
+    for algo in ("sft", "grpo"):
+        r = workbench(
+            "train", "--algo", algo, *common, "--group-size", "2", "--max-new-tokens", "8", env=env, timeout=300
+        )
+        assert r.returncode == 0, r.stderr[-3000:]
+    from workbench.train.checkpoint import find_checkpoint, load_checkpoint
+    from workbench.train.lm import LMTrainConfig, build_policy, prepare_model
+
+    state = load_checkpoint(find_checkpoint(last_json(r.stdout)["run_dir"]))
+    assert state["config"]["model"]["prompt_format"] == "auto"
+    snapshot = (
+        cache / "models--wb-test--tiny-instruct" / "snapshots" / REVISION
+    )  # (this process's hub cache is another)
+    cfg = LMTrainConfig.from_dict({**state["config"], "model": {**state["config"]["model"], "model": str(snapshot)}})
+    policy = build_policy(cfg, state)
+    prepare_model(policy, cfg)
+    assert policy.chat
+    task = next(iter(task_stream("easy")))
+    assert policy.render(task.prompt).startswith("<|im_start|>user\nComplete this Python function.")
+    assert policy.answer(task.prompt, task.reference).startswith("```python\n" + task.prompt)
