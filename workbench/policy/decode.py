@@ -13,8 +13,8 @@ import torch
 from .tokens import FENCE, PolicyError, Sample, TokenPolicy, _cut, _left_pad
 
 # %% auto #0
-__all__ = ['GENERATORS', 'PROMPT_BUCKET', 'STOP_EVERY', 'bucket', 'stop_point', 'samples_of', 'CompiledDecoder', 'merged_weights',
-           'VLLMDecoder', 'make_decoder']
+__all__ = ['GENERATORS', 'PROMPT_BUCKET', 'STOP_EVERY', 'LOGP_ROWS', 'bucket', 'stop_point', 'samples_of', 'CompiledDecoder',
+           'merged_weights', 'VLLMDecoder', 'make_decoder']
 
 # %% ../../nbs/02g_policy.decode.ipynb #082aa030
 GENERATORS = ("auto", "loop", "compiled", "vllm")
@@ -38,16 +38,23 @@ def stop_point(policy: TokenPolicy, ids: Sequence[int], stops: Sequence[str]) ->
         else: lo = mid + 1
     return lo, True
 
+LOGP_ROWS = 16   # completions scored at once after decoding: their logits over a real vocabulary are large
+
+@torch.no_grad()
 def samples_of(policy: TokenPolicy, prompts: Sequence[str], enc: list, rows: list, stops: Sequence[str],
                temperature: float) -> list:
-    "The `Sample`s of decoded token rows: each cut at its end, its text at the stop, its log-probabilities in one pass."
+    """The `Sample`s of decoded token rows: each cut at its end, its text at the stop, its log-probabilities from forward
+    passes of `LOGP_ROWS` completions at a time."""
     kept = [stop_point(policy, r, stops) for r in rows]
     ids = [r[:k] for r, (k, _) in zip(rows, kept)]
-    logp, _ = policy.completion_logprobs(enc, ids, temperature)
+    logps = []
+    for i in range(0, len(ids), LOGP_ROWS):
+        logp, _ = policy.completion_logprobs(enc[i:i + LOGP_ROWS], ids[i:i + LOGP_ROWS], temperature)
+        logps += [row[:len(x)].tolist() for row, x in zip(logp, ids[i:i + LOGP_ROWS])]
     out = []
     for i, (p, (k, ended)) in enumerate(zip(prompts, kept)):
         text = ids[i][:-1] if ended and ids[i] and ids[i][-1] == policy.eos_id else ids[i]
-        out.append(Sample(p, _cut(policy.decode(text), stops)[0], enc[i], ids[i], logp[i, :k].tolist(), not ended))
+        out.append(Sample(p, _cut(policy.decode(text), stops)[0], enc[i], ids[i], logps[i], not ended))
     return out
 
 # %% ../../nbs/02g_policy.decode.ipynb #7b273619
