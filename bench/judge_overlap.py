@@ -1,6 +1,6 @@
 """Judges beside generation, on 2 CPU cores: GRPO steps/min with the sandboxed judges at work on each batch of
-completions while the next batch is generated (`--judge-overlap`, the default) against judging after the whole step's
-generation (`--no-judge-overlap`), on the code env's medium tasks.
+completions while the next batch is generated (`--judge-overlap on`) against judging each batch as it is handed over
+(`--judge-overlap off`, the default on a CPU), on the code env's medium tasks.
 
 The policy is the default tiny model after a short SFT (so that its completions are programs that run, as in a real
 run, not text that fails to parse); both GRPO runs start from it with the same seed, so they generate the same
@@ -29,8 +29,8 @@ def grpo(init: str, overlap: bool, a) -> dict:
 
     cfg = LMTrainConfig.from_dict(
         {"algo": "grpo", "init": init, "task": "code?level=medium", "updates": a.steps + 1, "batch_size": a.tasks,
-         "group_size": 8, "gen_batch": a.gen_batch, "judge_overlap": overlap, "curriculum": False, "eval_every": 0,
-         "checkpoint_every": 0, "torch_threads": 2, "device": "cpu"}
+         "group_size": 8, "gen_batch": a.gen_batch, "judge_overlap": "on" if overlap else "off", "curriculum": False,
+         "eval_every": 0, "checkpoint_every": 0, "torch_threads": 2, "device": "cpu"}
     )  # fmt: skip
     trainer, events = GRPOTrainer(cfg), []
     trainer.bus.subscribe(events.append)

@@ -24,12 +24,14 @@ def main():
     p.add_argument("--lr", type=float, default=3e-4)
     p.add_argument("--max-new-tokens", type=int, default=128)
     p.add_argument("--eval", default="easy:25,medium:50", help="held-out test tasks: level:count,...")
+    p.add_argument("--benchmark", type=int, default=100, help="also the judge benchmark's first N tasks (0: not)")
     p.add_argument("--device", default="cpu")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--runs-dir", default="runs")
     a = p.parse_args()
 
     from workbench.tasks.code import held_out
+    from workbench.tasks.env import CodeEnv, CodeEnvConfig
     from workbench.tasks.eval import paired_test, pass_at_k
     from workbench.train.grpo import GRPOTrainer
     from workbench.train.lm import LMTrainConfig
@@ -41,25 +43,36 @@ def main():
          "eval_every": 0, "checkpoint_every": 0, "device": a.device, "torch_threads": 2, "seed": a.seed, "runs_dir": a.runs_dir}
     )  # fmt: skip
     trainer = GRPOTrainer(cfg)
-    tasks = {lv: held_out(lv, "test", int(n), 0) for lv, n in (x.split(":") for x in a.eval.split(","))}
+    sets = {"generated": {lv: held_out(lv, "test", int(n), 0) for lv, n in (x.split(":") for x in a.eval.split(","))}}
+    if a.benchmark:  # written apart from the generator: transfer beyond its idioms
+        sets["benchmark"] = {"benchmark": CodeEnv(CodeEnvConfig(source="benchmark")).held_out(n=a.benchmark)}
 
     def score(name):
-        t0 = time.perf_counter()
-        r = pass_at_k(trainer.policy, trainer.env, tasks, max_new_tokens=a.max_new_tokens)
-        levels = {lv: round(r[lv]["pass@1"], 3) for lv in tasks}
-        print(f"{name}: pass@1 {r['overall']['pass@1']:.3f} {[round(x, 3) for x in r['overall']['ci95']]} {levels} "
-              f"({time.perf_counter() - t0:.0f} s)", flush=True)  # fmt: skip
-        return r
+        out = {}
+        for what, tasks in sets.items():
+            t0 = time.perf_counter()
+            r = out[what] = pass_at_k(trainer.policy, trainer.env, tasks, max_new_tokens=a.max_new_tokens)
+            levels = {lv: round(r[lv]["pass@1"], 3) for lv in tasks}
+            print(f"{name}, {what}: pass@1 {r['overall']['pass@1']:.3f} {[round(x, 3) for x in r['overall']['ci95']]} "
+                  f"{levels} ({time.perf_counter() - t0:.0f} s)", flush=True)  # fmt: skip
+        return out
 
     base = score("base")
     t0 = time.perf_counter()
     summary = trainer.fit()
     train_s = time.perf_counter() - t0
     after = score("grpo")
-    test = paired_test(after["passed"], base["passed"])
-    result = {"model": a.model, "lora": a.lora, "steps": summary["global_step"], "device": a.device, "train_s": round(train_s),
-              "base": base["overall"], "grpo": after["overall"], "grpo_better": test["a_better"],
-              "base_better": test["b_better"], "p": test["p_value"]}  # fmt: skip
+    result = {
+        "model": a.model,
+        "lora": a.lora,
+        "steps": summary["global_step"],
+        "device": a.device,
+        "train_s": round(train_s),
+    }
+    for what in sets:
+        test = paired_test(after[what]["passed"], base[what]["passed"])
+        result[what] = {"base": base[what]["overall"], "grpo": after[what]["overall"], "grpo_better": test["a_better"],
+                        "base_better": test["b_better"], "p": test["p_value"]}  # fmt: skip
     print("RESULT " + json.dumps(result))
 
 

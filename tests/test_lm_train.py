@@ -102,18 +102,18 @@ def test_judges_beside_generation_give_the_serial_rewards(tmp_path):
     of 2 prompts) ends with the same rewards and weights as the serial path, and charts the judges' throughput."""
     flags = [*GRPO[: GRPO.index("--updates")], "--updates", 3, "--gen-batch", 2, *GRPO[GRPO.index("--updates") + 2 :]]
     runs = {}
-    for overlap in ("--judge-overlap", "--no-judge-overlap"):
-        r = workbench("train", *flags, overlap, "--runs-dir", tmp_path / overlap, "--name", "beside")
+    for overlap in ("on", "off"):
+        r = workbench("train", *flags, "--judge-overlap", overlap, "--runs-dir", tmp_path / overlap, "--name", "beside")
         assert r.returncode == 0, r.stderr[-2000:]
         runs[overlap] = last_json(r.stdout)["run_dir"]
     store = {k: RunStore(tmp_path / k) for k in runs}
     rewards = {k: [m["value"] for m in store[k].metrics(Path(d).name, "charts/reward")] for k, d in runs.items()}
-    assert len(rewards["--judge-overlap"]) == 3 and rewards["--judge-overlap"] == rewards["--no-judge-overlap"], rewards
+    assert len(rewards["on"]) == 3 and rewards["on"] == rewards["off"], rewards
     mine, theirs = (weights(Path(d)) for d in runs.values())
     assert all(torch.equal(mine[k], theirs[k]) for k in mine)
-    beside = Path(runs["--judge-overlap"]).name
-    assert all(m["value"] > 0 for m in store["--judge-overlap"].metrics(beside, "perf/executions_per_s"))
-    assert [m["value"] for m in store["--judge-overlap"].metrics(beside, "charts/timeouts")] == [0.0] * 3
+    beside = Path(runs["on"]).name
+    assert all(m["value"] > 0 for m in store["on"].metrics(beside, "perf/executions_per_s"))
+    assert [m["value"] for m in store["on"].metrics(beside, "charts/timeouts")] == [0.0] * 3
 
 
 def test_gradient_checkpointing_trains_the_same_weights(tmp_path):

@@ -226,6 +226,7 @@ class JudgePool:
     `attempts()` returns them in order, `stats()` the judges' throughput, queue wait, the wait after generating and timeouts."""
     def __init__(self, env: CodeEnv, overlap: bool = True):
         self.env, self.pool = env, ThreadPoolExecutor(1, thread_name_prefix="judges") if overlap else None
+        self.inline_s = 0.0   # judging done in `submit` itself (no overlap): the caller's time that was not its own
         self.jobs, self.executions, self.busy_s, self.queue_s, self.wait_s, self._timeouts = [], 0, 0.0, 0.0, 0.0, env.timeouts
 
     def turn(self, live: Sequence[int]) -> None:
@@ -238,7 +239,9 @@ class JudgePool:
         def judge():
             t0 = time.perf_counter()
             out = self.env.score_episodes(episodes, texts)
-            self.queue_s += t0 - queued; self.busy_s += time.perf_counter() - t0; self.executions += len(out)
+            took = time.perf_counter() - t0
+            self.queue_s += t0 - queued; self.busy_s += took; self.executions += len(out)
+            if self.pool is None: self.inline_s += took
             return out
         self.jobs.append(self.pool.submit(judge) if self.pool else judge())
 
@@ -251,7 +254,7 @@ class JudgePool:
 
     def stats(self) -> dict:
         return {"perf/executions_per_s": self.executions / max(self.busy_s, 1e-9), "perf/judge_queue_s": self.queue_s,
-                "perf/judge_wait_s": self.wait_s, "perf/judge_busy_s": self.busy_s,
+                "perf/judge_wait_s": self.wait_s + self.inline_s, "perf/judge_busy_s": self.busy_s,
                 "charts/timeouts": self.env.timeouts - self._timeouts}
 
     def close(self) -> None:

@@ -76,16 +76,16 @@ class GRPOTrainer(LMTrainer):
         g, G = self.cfg.grpo, self.cfg.grpo.group_size
         episodes = [t for t in tasks for _ in range(G)]
         prompts, rows, gen_s = self.env.reset(episodes), [], 0.0
-        judges = JudgePool(self.env, g.judge_overlap)
+        judges = JudgePool(self.env, g.judge_overlap == "on" or (g.judge_overlap == "auto" and self.device.type == "cuda"))
         try:
             while not self.env.done:
                 live = [i for i, p in enumerate(prompts) if p is not None]
                 judges.turn(live)
-                t0 = time.perf_counter()
+                t0, inline = time.perf_counter(), judges.inline_s
                 samples = self.policy.generate([prompts[i] for i in live], max_new_tokens=g.max_new_tokens,
                                                temperature=g.temperature, top_p=g.top_p, batch_size=g.gen_batch,
                                                on_batch=judges.submit)
-                gen_s += time.perf_counter() - t0
+                gen_s += time.perf_counter() - t0 - (judges.inline_s - inline)   # (judged in between: not generating)
                 completions = [None] * len(episodes)
                 for i, s in zip(live, samples): completions[i] = s.text
                 prompts, attempts = self.env.step(completions, scored=judges.attempts())

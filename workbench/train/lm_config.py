@@ -213,8 +213,8 @@ class GRPOConfig:
     "decoder: loop (token by token), compiled (static cache, CUDA graphs), vllm (colocated); auto: compiled on a GPU"
     gen_batch: int = 64
     "prompts decoded at once; the judges start on each batch as it is done"
-    judge_overlap: bool = True
-    "judge a batch's completions while the next batch is generated (False: after the whole step's generation)"
+    judge_overlap: Literal["auto", "on", "off"] = "auto"
+    "judge each batch of completions while the next is generated; auto: on a GPU (on a CPU both need its cores)"
     judge_workers: int = 2
     "sandboxes that run completions at once"
     mask_truncated: bool = True
