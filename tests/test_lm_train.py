@@ -116,16 +116,6 @@ def test_judges_beside_generation_give_the_serial_rewards(tmp_path):
     assert [m["value"] for m in store["on"].metrics(beside, "charts/timeouts")] == [0.0] * 3
 
 
-def test_gradient_checkpointing_trains_the_same_weights(tmp_path):
-    "Activations recomputed in the backward pass instead of kept: the same gradients, so the same weights after 3 steps."
-    flags = ["--algo", "sft", "--updates", 3, "--batch-size", 4, "--checkpoint-every", 3, *SMALL]
-    runs = [workbench("train", *flags, *extra, "--runs-dir", tmp_path / str(i)) for i, extra in
-            enumerate([[], ["--gradient-checkpointing"]])]  # fmt: skip
-    assert all(r.returncode == 0 for r in runs), runs[-1].stderr[-2000:]
-    plain, recomputed = (weights(Path(last_json(r.stdout)["run_dir"])) for r in runs)
-    assert all(torch.allclose(plain[k], recomputed[k], atol=1e-6) for k in plain)
-
-
 def test_a_bad_lm_setting_is_one_line_from_the_command(tmp_path):
     "From a real process (the many cases run in-process in test_bad_input.py): one line, exit 2, nothing written."
     r = workbench("train", "--algo", "sft", "--task", "code?level=expert", "--runs-dir", tmp_path / "runs", timeout=120)
