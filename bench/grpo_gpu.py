@@ -124,7 +124,7 @@ def ours(a) -> dict:
          "max_new_tokens": a.tokens, "temperature": 1.0, "beta": 0.0, "loss_type": "dapo", "learning_rate": 1e-6,
          "warmup": 0, "eval_every": 0, "checkpoint_every": 0, "curriculum": False, "device": a.device,
          "bf16": a.dtype == "bfloat16", "generator": a.generator, "micro_batch": a.micro_batch,
-         "gen_batch": a.prompts * a.group, "torch_threads": 0 if a.device.startswith("cuda") else 1}
+         "gen_batch": a.prompts * a.group, "torch_threads": None if a.device.startswith("cuda") else 1}
     )  # fmt: skip
     trainer, events = GRPOTrainer(cfg), []
     trainer.bus.subscribe(events.append)
