@@ -16,9 +16,9 @@ import yaml
 from ..runs.store import RunStore, new_run_id
 
 # %% auto #0
-__all__ = ['JobError', 'NotebookParameter', 'read_notebook', 'notebook_parameters', 'parse_value', 'check_parameters',
-           'load_parameters_file', 'job_info', 'record_result', 'train_run', 'execute_notebook', 'accelerate_command',
-           'environment_info', 'prepare_job', 'run_job', 'rank_main']
+__all__ = ['KERNEL_STARTS', 'JobError', 'NotebookParameter', 'read_notebook', 'notebook_parameters', 'parse_value',
+           'check_parameters', 'load_parameters_file', 'job_info', 'record_result', 'train_run', 'execute_notebook',
+           'accelerate_command', 'environment_info', 'prepare_job', 'run_job', 'rank_main']
 
 # %% ../../nbs/06b_jobs.notebook.ipynb #9b9d6075
 class JobError(WorkbenchError):
@@ -153,9 +153,19 @@ def _kernel_env(job_id: str, job_dir: Path) -> dict:
             "PLOTLY_RENDERER": os.environ.get("PLOTLY_RENDERER", "plotly_mimetype+notebook"),
             "PYTHONUNBUFFERED": "1"}
 
+KERNEL_STARTS = 3   # tries to start a job's kernel: one that died before its first reply is started again
+
 def execute_notebook(notebook: Union[str, Path], output: Union[str, Path], parameters: dict, job_id: str,
                      job_dir: Union[str, Path], stream: bool = True) -> Optional[dict]:
-    "Execute `notebook` into `output` with papermill; returns None on success, else the failure: {error, cell (its In [n])}."
+    """Execute `notebook` into `output` with papermill; returns None on success, else the failure: {error, cell (its In
+    [n])}. A kernel that died before it replied (two kernels starting at once can be handed the same free port:
+    "Address already in use") is started again, up to `KERNEL_STARTS` times; nothing of the notebook ran in it."""
+    for _ in range(KERNEL_STARTS):
+        failure = _execute_once(notebook, output, parameters, job_id, job_dir, stream)
+        if not failure or "before replying to kernel_info" not in failure["error"]: return failure
+    return failure
+
+def _execute_once(notebook, output, parameters: dict, job_id: str, job_dir, stream: bool) -> Optional[dict]:
     import papermill as pm
     from papermill.exceptions import PapermillExecutionError
     os.environ.update(_kernel_env(job_id, Path(job_dir)))   # the kernel inherits them

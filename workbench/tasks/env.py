@@ -231,11 +231,12 @@ class JudgePool:
 
     def turn(self, live: Sequence[int]) -> None:
         "Start a turn whose live episodes are `live`."
-        self.live, self.jobs = list(live), []
+        self.live, self.jobs, self.handed = list(live), [], 0
 
     def submit(self, start: int, samples: Sequence) -> None:
         "Judge samples `start`.. of this turn's live episodes (a batch the generator has finished)."
         episodes, texts, queued = self.live[start:start + len(samples)], [s.text for s in samples], time.perf_counter()
+        self.handed = max(self.handed, start + len(samples))
         def judge():
             t0 = time.perf_counter()
             out = self.env.score_episodes(episodes, texts)
@@ -245,8 +246,10 @@ class JudgePool:
             return out
         self.jobs.append(self.pool.submit(judge) if self.pool else judge())
 
-    def attempts(self) -> list:
-        "This turn's attempts, in its live episodes' order (waiting for the judges still at work)."
+    def attempts(self, samples: Sequence = ()) -> list:
+        """This turn's attempts, in its live episodes' order (waiting for the judges still at work); `samples`, the turn's
+        completions, are judged here where the generator handed none or not all of them over (one without `on_batch`)."""
+        if len(samples) > self.handed: self.submit(self.handed, samples[self.handed:])
         t0, out = time.perf_counter(), []
         for job in self.jobs: out += job.result() if self.pool else job
         self.wait_s += time.perf_counter() - t0

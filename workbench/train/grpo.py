@@ -88,7 +88,7 @@ class GRPOTrainer(LMTrainer):
                 gen_s += time.perf_counter() - t0 - (judges.inline_s - inline)   # (judged in between: not generating)
                 completions = [None] * len(episodes)
                 for i, s in zip(live, samples): completions[i] = s.text
-                prompts, attempts = self.env.step(completions, scored=judges.attempts())
+                prompts, attempts = self.env.step(completions, scored=judges.attempts(samples))
                 rows += [(s, attempts[i], (i // G, attempts[i].turn), i) for i, s in zip(live, samples)]
         finally: judges.close()
         return rows, gen_s, judges.stats()
