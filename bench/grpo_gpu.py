@@ -38,7 +38,7 @@ def make_model(folder: str, shape: dict, layers=None, scale: float = 1.0) -> str
     from transformers import Qwen2Config, Qwen2ForCausalLM
     from workbench.policy.tokens import train_tokenizer
 
-    tok = train_tokenizer(prompts(2000), min(shape["vocab_size"], 4096))
+    tok = train_tokenizer(prompts(300 if shape is TINY else 2000), min(shape["vocab_size"], 4096))
     cfg = Qwen2Config(**{**shape, **({"num_hidden_layers": layers} if layers else {})}, bos_token_id=None,
                       eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id)  # fmt: skip
     torch.manual_seed(0)
@@ -167,7 +167,15 @@ def trl(a) -> dict:
     trainer.train()
     times.append(time.perf_counter())
     rate = round(60 * a.steps / (times[-1] - times[1]), 2)
-    return {"part": "grpo", "trainer": "trl", "steps": a.steps, "updates_per_min": rate, "peak_gib": peak(a.device)}
+    rewards = [x["rewards/code_reward/mean"] for x in trainer.state.log_history if "rewards/code_reward/mean" in x]
+    return {
+        "part": "grpo",
+        "trainer": "trl",
+        "steps": a.steps,
+        "updates_per_min": rate,
+        "peak_gib": peak(a.device),
+        "reward_mean": sum(rewards) / len(rewards) if rewards else None,
+    }  # our judges, as TRL logged them
 
 
 def worker(a) -> dict:

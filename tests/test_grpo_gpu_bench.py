@@ -1,5 +1,6 @@
 """`bench/grpo_gpu.py --cpu --tiny`, the CPU-sized run of the GPU benchmark: every part (the decoders' tokens/s and
-their agreement, our GRPO and TRL's) runs and reports, so that the script is ready when a GPU is lent."""
+their agreement, our GRPO and TRL's `GRPOTrainer` with our judges as its reward) runs and reports, so that the script is
+ready when a GPU is lent."""
 
 import json, subprocess, sys
 from pathlib import Path
@@ -29,4 +30,7 @@ def test_grpo_gpu_bench_runs_on_a_cpu(tmp_path):
     )
     assert ours["trainer"] == "workbench" and ours["steps"] == 2 and ours["updates_per_min"] > 0, ours
     assert trl["trainer"] == "trl" and trl["updates_per_min"] > 0, trl
+    assert 0.0 <= trl["reward_mean"] <= 1.0, (
+        trl
+    )  # TRL's GRPOTrainer trained with our judges as its reward (`trl_reward`)
     assert "GRPO updates/min: workbench" in r.stdout and "decode tokens/s: loop" in r.stdout

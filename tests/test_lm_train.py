@@ -1,10 +1,7 @@
 """Language-model agents from the shell: SFT and GRPO runs killed with SIGKILL resume to the same step with the same
 weights; generated programs that try to escape are contained and score 0; bad input is one line and exit 2."""
 
-import json
 import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -122,32 +119,3 @@ def test_a_bad_lm_setting_is_one_line_from_the_command(tmp_path):
     lines = r.stderr.strip().splitlines()
     assert r.returncode == 2 and len(lines) == 1 and "unknown level 'expert'" in lines[0], r.stderr[-500:]
     assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
-
-
-def test_trl_grpo_trainer_takes_our_judges(tmp_path):
-    """TRL's GRPOTrainer trains a step with the code env's judges as its reward (through `trl_reward`), on CPU. In a
-    process of its own: TRL's Trainer sets accelerate's process-wide state, which later trainers in this one would meet."""
-    pytest.importorskip("trl")
-    code = f"""
-import itertools, json
-import trl
-from datasets import Dataset
-from workbench.tasks.eval import trl_reward
-from workbench.tasks.code import task_stream
-from workbench.train.lm import LMTrainConfig, build_policy
-small = {{"hidden": 32, "layers": 1, "heads": 2, "ffn": 64, "vocab": 300, "corpus_tasks": 30}}
-folder = {str(tmp_path / "model")!r}
-build_policy(LMTrainConfig.from_dict(small)).save(folder)
-tasks = list(itertools.islice(task_stream("easy", 0, "train"), 4))
-data = Dataset.from_list([{{"prompt": t.prompt, "task": json.dumps(t.to_dict())}} for t in tasks])
-args = trl.GRPOConfig(output_dir={str(tmp_path / "out")!r}, per_device_train_batch_size=8, num_generations=4,
-                      max_completion_length=8, max_steps=1, logging_steps=1, report_to="none", use_cpu=True,
-                      save_strategy="no", dataloader_num_workers=0)
-trainer = trl.GRPOTrainer(model=folder, reward_funcs=[trl_reward()], args=args, train_dataset=data)
-trainer.train()
-print("LOGGED " + json.dumps([x for x in trainer.state.log_history if "rewards/code_reward/mean" in x]))
-"""
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, r.stderr[-2000:]
-    logged = json.loads(next(x for x in r.stdout.splitlines() if x.startswith("LOGGED "))[7:])
-    assert logged and 0.0 <= logged[0]["rewards/code_reward/mean"] <= 1.0, logged

@@ -25,7 +25,7 @@ if [ $rc -eq 5 ]; then echo "pytest collected no tests: failing, so an empty run
 # The PPO learning and resume tests again on the torch backend (the reference the C kernels are checked against):
 # only PPO runs take the kernels, so only they can differ. (test_solve and test_legacy are left out: CI must stay
 # under 30 minutes on 2 cores; test_runs_learn trains the LSTM, the transformer and a Gaussian MLP to their floors,
-# and test_resume resumes each of them.)
+# and test_sigkill_then_resume resumes a killed run to the same weights.)
 echo "== pytest with WORKBENCH_KERNELS=0 (PPO's learning and resume tests on the torch backend)"
-WORKBENCH_KERNELS=0 pytest -q tests/test_fused.py::test_runs_learn tests/test_resume.py -k "not sft and not grpo"
+WORKBENCH_KERNELS=0 pytest -q tests/test_fused.py::test_runs_learn tests/test_resume.py::test_sigkill_then_resume
 exit $?
