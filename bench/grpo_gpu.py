@@ -18,7 +18,7 @@ In bf16 on CUDA. Parts, each in a process of its own (peak memory is each one's)
     python bench/grpo_gpu.py --cpu --tiny              # the same parts on a CPU with a tiny model, in under a minute
 """
 
-import argparse, itertools, json, os, subprocess, sys, tempfile, time
+import argparse, itertools, json, os, re, subprocess, sys, tempfile, time
 
 QWEN_05B = dict(hidden_size=896, num_hidden_layers=24, num_attention_heads=14, num_key_value_heads=2, intermediate_size=4864,
                 vocab_size=151936, max_position_embeddings=32768, rope_theta=1e6, tie_word_embeddings=True)  # fmt: skip
@@ -147,6 +147,17 @@ def trl(a) -> dict:
     from workbench.tasks.code import task_stream
     from workbench.tasks.eval import trl_reward
 
+    import datasets.fingerprint as fingerprint
+
+    hash_ = fingerprint.Hasher.hash.__func__
+
+    def hash_or_random(cls, value):  # on the GPU image (Python 3.12) datasets' dill could not pickle a pyarrow type
+        try:  # (MonthDayNano) while fingerprinting: a random fingerprint names the in-memory data instead, as datasets
+            return hash_(cls, value)  # itself does where a transform cannot be hashed; nothing TRL computes changes
+        except Exception:
+            return fingerprint.generate_random_fingerprint()
+
+    fingerprint.Hasher.hash = classmethod(hash_or_random)
     tasks = list(itertools.islice(task_stream("easy", 0, "train"), a.prompts * (a.steps + 1)))
     data = Dataset.from_list([{"prompt": t.prompt, "task": json.dumps(t.to_dict())} for t in tasks])
     times = []
@@ -201,8 +212,10 @@ def run_part(a, part: str, timeout: float) -> dict:
     except subprocess.TimeoutExpired:
         return {"part": part, "error": f"past its {timeout:.0f} s"}
     line = next((x for x in reversed(r.stdout.splitlines()) if x.startswith("RESULT ")), None)
-    if line is None:
-        return {"part": part, "error": ((r.stderr.strip().splitlines() or ["?"])[-1])[:300]}
+    if line is None:  # the error's line, and the traceback's last frames to find where it came from
+        err = [x for x in r.stderr.strip().splitlines() if "Warning" not in x] or ["?"]
+        frames = [x.strip() for x in err if x.strip().startswith("File ") and not re.search(r"pickle\.py|_dill\.py", x)]
+        return {"part": part, "error": err[-1][:300], "trace": "\n".join(frames[-12:])[-3000:]}
     return {**json.loads(line[7:]), "wall_s": round(time.perf_counter() - t0, 1)}
 
 

@@ -4,7 +4,7 @@
 # (compiled decoder) against TRL's on 16 tasks x G 8, peak memory; results written to $OUT as they come.
 # PufferLib comes as its source, not built: the LM path imports it and needs nothing compiled (and the image's numpy 2
 # stays first: with numpy 1.26 the image's transformers could not import Llama).
-# DEV=cpu SETUP=0 PY=$PWD/.venv/bin/python bash tools/gpu/grpo.sh tries the flow here (the bench's --cpu --tiny mode).
+# PARTS=ours,trl runs some parts only. DEV=cpu SETUP=0 PY=$PWD/.venv/bin/python bash tools/gpu/grpo.sh tries the flow here (the bench's --cpu --tiny mode).
 export PYTHONUNBUFFERED=1
 T0=$(date +%s); PY=${PY:-python3}; OUT=${OUT:-/tmp/out}; BUDGET=${BUDGET:-450}; DEV=${DEV:-cuda}; mkdir -p "$OUT"
 echo "== setup"
@@ -24,6 +24,6 @@ print("setup ok: numpy", numpy.__version__, "torch", torch.__version__, "transfo
 echo "setup took $(( $(date +%s) - T0 )) s"
 echo "== bench/grpo_gpu.py"
 LEFT=$(( BUDGET - ($(date +%s) - T0) ))
-timeout $LEFT $PY bench/grpo_gpu.py "${MODE[@]}" --budget $(( LEFT - 15 )) --steps ${STEPS:-3} --json "$OUT/grpo_gpu.jsonl" 2>&1 \
+timeout $LEFT $PY bench/grpo_gpu.py "${MODE[@]}" --budget $(( LEFT - 15 )) --steps ${STEPS:-3} ${PARTS:+--parts $PARTS} --json "$OUT/grpo_gpu.jsonl" 2>&1 \
   | grep -v Warning | tee "$OUT/grpo_gpu.txt"
 echo "== done at $(( $(date +%s) - T0 )) s"

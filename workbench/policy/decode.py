@@ -6,6 +6,7 @@
 from __future__ import annotations
 from ..core import ConfigError  # first: quiets dependency notices
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Sequence
 
@@ -13,8 +14,8 @@ import torch
 from .tokens import FENCE, PolicyError, Sample, TokenPolicy, _cut, _left_pad
 
 # %% auto #0
-__all__ = ['GENERATORS', 'PROMPT_BUCKET', 'STOP_EVERY', 'LOGP_ROWS', 'bucket', 'stop_point', 'samples_of', 'CompiledDecoder',
-           'merged_weights', 'VLLMDecoder', 'make_decoder']
+__all__ = ['GENERATORS', 'PROMPT_BUCKET', 'STOP_EVERY', 'LOGP_ROWS', 'bucket', 'stop_point', 'samples_of', 'own_precision',
+           'CompiledDecoder', 'merged_weights', 'VLLMDecoder', 'make_decoder']
 
 # %% ../../nbs/02g_policy.decode.ipynb #082aa030
 GENERATORS = ("auto", "loop", "compiled", "vllm")
@@ -69,6 +70,17 @@ def _stop_every(policy: TokenPolicy, start: int, stops: Sequence[str], every: in
             return torch.tensor([_cut(t, stops)[1] for t in texts], device=input_ids.device)
     return StopEvery()
 
+@contextmanager
+def own_precision(model):
+    """`model` without accelerate's mixed-precision wrapper while in the block: under bf16 autocast a layer's keys come
+    out of the rotary embedding in fp32 and its values in bf16, which a static cache (one dtype) refuses. Decoding then
+    runs in the weights' own dtype, as TRL's generation does with the model unwrapped."""
+    wrapped, original = model.__dict__.get("forward"), getattr(model, "_original_forward", None)
+    if wrapped is None or original is None: yield model; return
+    model.forward = original
+    try: yield model
+    finally: model.forward = wrapped
+
 class CompiledDecoder:
     """Batched decoding with a static KV cache through transformers' `generate`, compiled into CUDA graphs on a GPU
     (`compile`: default on CUDA only); prompts bucketed by length, stops checked every `STOP_EVERY` tokens."""
@@ -91,8 +103,9 @@ class CompiledDecoder:
                                eos_token_id=p.eos_id, pad_token_id=p.pad_id, disable_compile=not self.compile,
                                compile_config=CompileConfig(mode="reduce-overhead") if self.compile else None)
         if generator is not None: torch.manual_seed(int(torch.randint(0, 2**62, (1,), generator=generator)))
-        out = p.model.generate(input_ids=ids.to(p.device), attention_mask=mask.to(p.device), generation_config=cfg,
-                               stopping_criteria=[_stop_every(p, n, stops, self.every)])
+        with own_precision(p.model) as model:
+            out = model.generate(input_ids=ids.to(p.device), attention_mask=mask.to(p.device), generation_config=cfg,
+                                 stopping_criteria=[_stop_every(p, n, stops, self.every)])
         return samples_of(p, prompts, enc, out[:, n:].tolist(), stops, temperature)
 
     def weights_changed(self) -> None: "Nothing to do: it decodes with the policy's own model."
