@@ -1,5 +1,5 @@
 # The commands in the README: `make demo`, `make test` and `make lab`.
-.PHONY: demo test lab setup export clean-nbs bench smollm
+.PHONY: demo test lab setup export clean-nbs bench smollm docs docs-serve readme gallery
 
 demo:        ## set up .venv, train the default agent on CartPole, evaluate it, print the run folder
 	bash tools/demo.sh
@@ -9,6 +9,18 @@ test:        ## set up .venv, run nbdev_test on the notebooks and pytest on test
 
 lab:         ## set up .venv, open JupyterLab on 127.0.0.1 (token) at the tutorial; LAB_ARGS="--no-browser --port 8899" go to jupyter lab
 	bash tools/lab.sh $(LAB_ARGS)
+
+docs: setup  ## run every notebook and build the docs site into _docs/ (mkdocs, strict, offline; open _docs/index.html)
+	.venv/bin/python tools/docs.py build
+
+docs-serve: docs  ## serve _docs/ on http://127.0.0.1:8000 (DOCS_PORT=8001 for another port)
+	.venv/bin/python tools/docs.py serve --port $(or $(DOCS_PORT),8000)
+
+readme: setup  ## write README.md from nbs/index.ipynb (make test fails when they differ)
+	.venv/bin/python tools/docs.py readme
+
+gallery: setup  ## remake the site's example reports in nbs/gallery/ from small real runs (a few minutes)
+	.venv/bin/python tools/gallery.py
 
 setup:
 	bash tools/setup.sh

@@ -291,8 +291,8 @@ def stage_table():
     return module
 
 
-def test_the_readme_lists_every_notebook():
-    "The README's stage table is the one `tools/stage_table.py` writes from `nbs/`: every module notebook in its room."
+def test_the_development_guide_lists_every_notebook():
+    "The development guide's stage table is the one `tools/stage_table.py` writes from `nbs/`: every module notebook."
     problem = stage_table().check(PKG.parent)
     assert problem is None, problem
 
@@ -303,13 +303,16 @@ def test_a_missing_notebook_is_named(tmp_path):
     for name, exp in (("00_deps", "deps"), ("00a_core", "core")):
         cell = {"cell_type": "code", "source": [f"#| default_exp {exp}"]}
         (tmp_path / "nbs" / f"{name}.ipynb").write_text(json.dumps({"cells": [cell]}))
-    (tmp_path / "README.md").write_text(f"# x\n\n{table.BEGIN}\n\n  {table.END}\n")
+    guide = tmp_path / table.GUIDE
+    guide.parent.mkdir(parents=True)
+    guide.write_text(
+        json.dumps({"cells": [{"cell_type": "markdown", "source": [f"# x\n\n{table.BEGIN}\n\n  {table.END}\n"]}]})
+    )
     table.write(tmp_path)
     assert table.check(tmp_path) is None
-    readme = (tmp_path / "README.md").read_text()
-    (tmp_path / "README.md").write_text(readme.replace("`00a_core`", ""))
-    assert (
-        table.check(tmp_path) == "README.md's stage table misses nbs/00a_core.ipynb: run `python tools/stage_table.py`"
+    guide.write_text(guide.read_text().replace("`00a_core`", ""))
+    assert table.check(tmp_path) == (
+        f"{table.GUIDE}'s stage table misses nbs/00a_core.ipynb: run `python tools/stage_table.py`"
     )
     cell = {"cell_type": "code", "source": ["#| default_exp nowhere"]}
     (tmp_path / "nbs" / "05z_nowhere.ipynb").write_text(json.dumps({"cells": [cell]}))

@@ -60,8 +60,22 @@ update(f"{venv}/share/jupyter/kernels/python3/kernel.json", kernel)
 EOF
 }
 
+# The docs site's search from a file:// folder runs its worker through iframe-worker's shim (Material's offline plugin
+# would load it from a CDN): taken from the npm registry once, kept in .venv.
+SHIM=$VENV/share/workbench/iframe-worker-shim.js
+docs_shim() {
+  [ -f "$SHIM" ] && return 0
+  command -v npm >/dev/null || { echo "[setup] npm is missing: the docs site's search will work from make docs-serve only, not from file://" >&2; return 0; }
+  local tmp; tmp=$(mktemp -d)
+  if (cd "$tmp" && npm pack --silent iframe-worker@1.0.4 >/dev/null 2>&1 && tar xzf iframe-worker-1.0.4.tgz package/shim/index.js); then
+    mkdir -p "$(dirname "$SHIM")" && cp "$tmp/package/shim/index.js" "$SHIM"
+  else echo "[setup] could not fetch iframe-worker from npm: the docs site's search will work from make docs-serve only" >&2; fi
+  rm -rf "$tmp"
+}
+
 if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$want" ] && [ -x "$VENV/bin/workbench" ]; then
   lab_settings
+  [ -d "$VENV" ] && docs_shim
   exit 0
 fi
 
@@ -85,5 +99,6 @@ say "installing workbench and its dependencies"
 "${pip[@]}" --no-build-isolation -e ".[dev]"
 
 lab_settings
+docs_shim
 echo "$want" > "$STAMP"
 say "done: $("$VENV/bin/python" -W ignore::FutureWarning -c 'import torch, pufferlib; print("torch", torch.__version__, "pufferlib", pufferlib.__version__)')"

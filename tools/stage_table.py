@@ -1,7 +1,8 @@
-"""Write the README's stage table from `nbs/`: one row a room, naming every module notebook in it.
+"""Write the stage table of the development guide (`nbs/guides/development.ipynb`) from `nbs/`: one row a room, naming
+every module notebook in it.
 
-`python tools/stage_table.py` rewrites the table between its two markers in README.md; `--check` only says, in one
-line, whether it is current (tests/test_architecture.py runs the check). A notebook whose module belongs to no room
+`python tools/stage_table.py` rewrites the table between its two markers in that notebook's markdown; `--check` only
+says, in one line, whether it is current (tests/test_architecture.py runs the check). A notebook whose module belongs to no room
 below stops both with the line that says where to add it.
 """
 
@@ -53,6 +54,11 @@ ROOMS = [  # (the packages a row holds, what they do), in the order of the data 
     (("workbench.app",), "the live session, its dashboard, `workbench serve`"),
     (("workbench.cli",), "the `workbench` command"),
     (("workbench",), "the names a notebook imports from `workbench`"),
+    (
+        ("workbench.docs",),
+        "the documentation site: generated references (CLI, config keys, envs, REST API) and the site built from the "
+        "notebooks",
+    ),
 ]
 
 
@@ -73,7 +79,7 @@ def room_of(module: str) -> str:
 
 
 def table(root: Path = ROOT) -> str:
-    "The stage table's markdown, indented to sit in the README's list item."
+    "The stage table's markdown, indented to sit in the guide's list item."
     rows, notebooks = {}, module_notebooks(root)
     for name, module in notebooks.items():
         row = next((i for i, (rooms, _) in enumerate(ROOMS) if room_of(module) in rooms), None)
@@ -91,32 +97,42 @@ def table(root: Path = ROOT) -> str:
     return "\n".join("  " + line for line in lines)
 
 
-def current(readme: str) -> str:
-    "The table as the README has it now (between the markers)."
-    if BEGIN not in readme or END not in readme:
-        raise ValueError(f"README.md has no stage table markers ({BEGIN!r} ... {END!r}): put them where the table goes")
-    return readme.split(BEGIN, 1)[1].split(END, 1)[0].strip()
+GUIDE = Path("nbs") / "guides" / "development.ipynb"
+
+
+def _cell(root: Path) -> tuple:
+    "The development guide as JSON, and its markdown cell that holds the table's markers."
+    nb = json.loads((root / GUIDE).read_text())
+    cell = next((c for c in nb["cells"] if BEGIN in "".join(c["source"])), None)
+    if cell is None or END not in "".join(cell["source"]):
+        raise ValueError(f"{GUIDE} has no stage table markers ({BEGIN!r} ... {END!r}): put them where the table goes")
+    return nb, cell
+
+
+def current(text: str) -> str:
+    "The table as `text` has it now (between the markers)."
+    return text.split(BEGIN, 1)[1].split(END, 1)[0].strip()
 
 
 def check(root: Path = ROOT):
-    "None where the README's table is current, else one line saying what is missing or stale and how to fix it."
+    "None where the guide's table is current, else one line saying what is missing or stale and how to fix it."
     fix = "run `python tools/stage_table.py`"
     try:
-        have, want = current((root / "README.md").read_text()), table(root)
+        have, want = current("".join(_cell(root)[1]["source"])), table(root)
     except ValueError as e:
         return str(e)
     missing = [name for name in module_notebooks(root) if f"`{name}`" not in have]
     if missing:
-        return f"README.md's stage table misses nbs/{missing[0]}.ipynb: {fix}"
-    return None if have == want.strip() else f"README.md's stage table is stale: {fix}"
+        return f"{GUIDE}'s stage table misses nbs/{missing[0]}.ipynb: {fix}"
+    return None if have == want.strip() else f"{GUIDE}'s stage table is stale: {fix}"
 
 
 def write(root: Path = ROOT) -> None:
-    path = root / "README.md"
-    readme = path.read_text()
-    current(readme)  # the markers are there
-    head, rest = readme.split(BEGIN, 1)
-    path.write_text(f"{head}{BEGIN}\n{table(root)}\n  {END}{rest.split(END, 1)[1]}")  # in the README's list item
+    nb, cell = _cell(root)
+    head, rest = "".join(cell["source"]).split(BEGIN, 1)
+    text = f"{head}{BEGIN}\n{table(root)}\n  {END}{rest.split(END, 1)[1]}"  # in the guide's list item
+    cell["source"] = [line + "\n" for line in text.split("\n")[:-1]] + [text.split("\n")[-1]]
+    (root / GUIDE).write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
 
 
 if __name__ == "__main__":
@@ -124,7 +140,7 @@ if __name__ == "__main__":
     parser.add_argument("--check", action="store_true", help="only say whether the table is current (exit 1 if not)")
     if parser.parse_args().check:
         problem = check()
-        print(problem or "README.md's stage table is current")
+        print(problem or f"{GUIDE}'s stage table is current")
         sys.exit(1 if problem else 0)
     try:
         write()

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# All tests: the linter (ruff), the notebooks (nbdev_test) and tests/ (pytest). Exit 0 only if all pass and
-# pytest ran at least one test.
+# All tests: the linter (ruff), the notebooks (run as nbdev_test runs them, building the docs site) and tests/ (pytest).
+# Exit 0 only if all pass and pytest ran at least one test.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup.sh || exit 1
@@ -12,11 +12,16 @@ echo "== ruff (lint: workbench/, tests/, bench/, tools/; format: tests/, bench/,
 ruff check workbench tests bench tools || { echo "ruff check failed"; exit 1; }
 ruff format --check --quiet tests bench tools || { echo "ruff format --check failed: run .venv/bin/ruff format tests bench tools"; exit 1; }
 
-echo "== nbdev_test (notebooks)"
-nbdev_test --n_workers 2 --do_print || { echo "nbdev_test failed"; exit 1; }
+# Every notebook runs once, as nbdev_test runs it (the same shell, the same cells left out, two at a time), and the
+# outputs become the docs site: mkdocs in strict mode fails on a broken link or a missing page (tests/test_docs_site.py
+# then opens the site in Chromium).
+echo "== the notebooks, and the docs site built from them (tools/docs.py build)"
+python tools/docs.py build || { echo "a notebook or the docs site failed"; exit 1; }
 
-echo "== pytest (tests/)"
-pytest "$@"
+# Two processes, each taking whole files (a file's fixtures and servers stay in one process): the browser, lab and
+# subprocess tests wait more than they compute, so two at a time fill CI's two cores.
+echo "== pytest (tests/, 2 processes)"
+pytest -n 2 --dist loadfile "$@"
 rc=$?
 if [ $rc -eq 5 ]; then echo "pytest collected no tests: failing, so an empty run is not mistaken for a pass"; exit 1; fi
 [ $rc -eq 0 ] || exit $rc
@@ -27,5 +32,5 @@ if [ $rc -eq 5 ]; then echo "pytest collected no tests: failing, so an empty run
 # under 30 minutes on 2 cores; test_runs_learn trains the LSTM, the transformer and a Gaussian MLP to their floors,
 # and test_sigkill_then_resume resumes a killed run to the same weights.)
 echo "== pytest with WORKBENCH_KERNELS=0 (PPO's learning and resume tests on the torch backend)"
-WORKBENCH_KERNELS=0 pytest -q tests/test_fused.py::test_runs_learn tests/test_resume.py::test_sigkill_then_resume
+WORKBENCH_KERNELS=0 pytest -q -n 2 --dist loadfile tests/test_fused.py::test_runs_learn tests/test_resume.py::test_sigkill_then_resume
 exit $?

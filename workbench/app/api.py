@@ -299,9 +299,11 @@ class ApiHandler(tornado.web.RequestHandler):
     put = delete = patch = post
 
 class StatusApi(ApiHandler):
+    "The server: its version, runs folder, runs counted by status, uptime and live sessions."
     def get(self): self.reply(self.app.status())
 
 class RunsApi(ApiHandler):
+    "Every run in the store (`?status=` one status), and whether each trains live in this server."
     def get(self):
         status = self.get_query_argument("status", None)
         live = self.app.live_ids()
@@ -309,6 +311,7 @@ class RunsApi(ApiHandler):
                              for r in self.app.store.runs(status)]})
 
 class RunApi(ApiHandler):
+    "One run: its row in the store, checkpoints, metric keys and last 500 events, and its live state if it trains here."
     def get(self, run_id):
         d = run_detail(self.app.store, run_id)
         if d is None: return self.reply({"error": f"no run {run_id!r} in {self.app.store.path}"}, 404)
@@ -318,6 +321,7 @@ class RunApi(ApiHandler):
         self.reply(d)
 
 class MetricsApi(ApiHandler):
+    "A run's metric keys, or with `?key=` that metric's series (steps and values)."
     def get(self, run_id):
         store = self.app.store
         if store.get_run(run_id) is None: return self.reply({"error": f"no run {run_id!r} in {store.path}"}, 404)
@@ -329,19 +333,24 @@ class MetricsApi(ApiHandler):
         self.reply(series)
 
 class PerformanceApi(ApiHandler):
+    "Per run: best and latest returns and its steps-per-second trend; and the best run."
     def get(self): self.reply(performance_summary(self.app.store))
 
 class TrendsApi(ApiHandler):
+    "Per env, its runs in creation order: when, which run, best score, steps per second."
     def get(self): self.reply(performance_trends(self.app.store))
 
 class SweepsApi(ApiHandler):
+    "The sweeps, newest first: what, how, status, best, and how many trials ended how."
     def get(self): self.reply({"sweeps": sweeps_summary(self.app.store)})
 
 class SweepApi(ApiHandler):
+    "One sweep with its trials, best-so-far, Pareto front and lineage."
     def get(self, sweep_id):
         d = sweep_data(self.app.store, sweep_id)
         if d is None: return self.reply({"error": f"no sweep {sweep_id!r} in {self.app.store.path}"}, 404)
         self.reply(d)
 
 class NotFoundApi(ApiHandler):
+    "Any other path under /api/: 404 with a JSON error."
     def get(self, path): self.reply({"error": f"no API endpoint /api/{path}"}, 404)

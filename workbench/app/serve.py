@@ -5,7 +5,8 @@
 # %% ../../nbs/07g_app.serve.ipynb #d8b4ddb0
 from __future__ import annotations
 from ..core import ConfigError  # first: quiets dependency notices
-import hmac, html, threading, time
+import hmac, html, inspect, re, threading, time
+from http import HTTPStatus
 from typing import Optional
 from urllib.parse import parse_qsl, quote, urlencode
 
@@ -17,9 +18,9 @@ from ..runs.sinks import fmt_number, fmt_time
 from .session import SESSION_ALGORITHMS, TrainingSession, MetricHistory
 from .charts import chart_figure
 from .views import chart_set, view_of, _layout
-from .api import (SystemMonitor, allowed_hosts, check_bind, guard_application, public_host, system_line, StatusApi,
-                               RunsApi, MetricsApi, RunApi, PerformanceApi, TrendsApi, SweepsApi, SweepApi, NotFoundApi,
-                               sweeps_summary)
+from .api import (ApiHandler, SystemMonitor, allowed_hosts, check_bind, guard_application, public_host, system_line,
+                               StatusApi, RunsApi, MetricsApi, RunApi, PerformanceApi, TrendsApi, SweepsApi, SweepApi,
+                               NotFoundApi, sweeps_summary)
 from ..jobs.sweep_report import sweep_data, sweep_figures
 from .pages import (LIVE_STATUSES, chart_keys, run_head, event_rows, checkpoint_rows, sample_rows,
                                  metric_history, eval_history)
@@ -27,8 +28,8 @@ from .runs import runs_page
 from .dashboard import TrainingDashboard
 
 # %% auto #0
-__all__ = ['NEW_SESSIONS', 'PAGES', 'WorkbenchApp', 'page', 'run_page', 'live_page', 'system_page', 'sweep_trials_table',
-           'sweeps_page', 'make_server', 'serve']
+__all__ = ['API_ROUTES', 'NEW_SESSIONS', 'PAGES', 'WorkbenchApp', 'OpenApiDoc', 'openapi_document', 'page', 'run_page',
+           'live_page', 'system_page', 'sweep_trials_table', 'sweeps_page', 'make_server', 'serve']
 
 # %% ../../nbs/07g_app.serve.ipynb #bd069953
 class WorkbenchApp:
@@ -66,17 +67,69 @@ class WorkbenchApp:
                 "system": self.monitor.snapshot()}
 
     def api_routes(self) -> list:
-        kw = {"app": self}
-        return [(r"/api/status/?", StatusApi, kw), (r"/api/runs/?", RunsApi, kw),
-                (r"/api/runs/([^/]+)/metrics/?", MetricsApi, kw), (r"/api/runs/([^/]+)/?", RunApi, kw),
-                (r"/api/performance/summary/?", PerformanceApi, kw), (r"/api/performance/trends/?", TrendsApi, kw),
-                (r"/api/sweeps/?", SweepsApi, kw), (r"/api/sweeps/([^/]+)/?", SweepApi, kw), (r"/api/(.*)", NotFoundApi, kw),
-                (r"/", tornado.web.RedirectHandler, {"url": "/runs"})]
+        "`API_ROUTES` for tornado, each handler given this app; and `/`, which sends a browser to the runs page."
+        return [(p, h, {"app": self}) for p, h in API_ROUTES] + [(r"/", tornado.web.RedirectHandler, {"url": "/runs"})]
 
     def close(self, timeout: float = 60.0) -> None:
         "Stop every live session (each saves a checkpoint) and wait for them."
         with self._lock: sessions = list(self.sessions.values())
         for s in sessions: s.close(timeout)
+
+# %% ../../nbs/07g_app.serve.ipynb #b1d44d87
+class OpenApiDoc(ApiHandler):
+    "This API, described as OpenAPI 3.1 (`openapi_document`)."
+    def get(self): self.reply(openapi_document())
+
+# the JSON API, in the order tornado tries it: (path regex, handler); the catch-all last
+API_ROUTES = [(r"/api/status/?", StatusApi), (r"/api/runs/?", RunsApi), (r"/api/runs/([^/]+)/metrics/?", MetricsApi),
+              (r"/api/runs/([^/]+)/?", RunApi), (r"/api/performance/summary/?", PerformanceApi),
+              (r"/api/performance/trends/?", TrendsApi), (r"/api/sweeps/?", SweepsApi), (r"/api/sweeps/([^/]+)/?", SweepApi),
+              (r"/api/openapi\.json", OpenApiDoc), (r"/api/(.*)", NotFoundApi)]
+
+# %% ../../nbs/07g_app.serve.ipynb #fe05b188
+def _route_path(pattern: str, handler) -> tuple:
+    "(OpenAPI path, its parameters) of a route: '/api/runs/([^/]+)/?' -> ('/api/runs/{run_id}', ['run_id'])."
+    names = list(inspect.signature(handler.get).parameters)[1:]   # tornado passes `get` the groups, in order
+    groups = iter(names)
+    path = re.sub(r"\([^)]*\)", lambda m: "{" + next(groups) + "}", pattern.removesuffix("/?"))
+    return re.sub(r"\\(.)", r"\1", path), names                       # '\.' -> '.'
+
+def _operation(handler, method: str, names: list) -> dict:
+    "One method of a handler as an OpenAPI operation: its summary from its docstring, its query and errors from its code."
+    fn = getattr(handler, method)
+    try: source = inspect.getsource(fn)
+    except (OSError, TypeError): source = ""   # a handler defined in a notebook cell has no source file
+    doc = handler.__doc__ or fn.__doc__ or re.sub(r"(?<=[a-z])(?=[A-Z])", " ", handler.__name__.removesuffix("Api"))
+    params = [{"name": n, "in": "path", "required": True, "schema": {"type": "string"}} for n in names]
+    params += [{"name": q, "in": "query", "required": False, "schema": {"type": "string"}}
+               for q in dict.fromkeys(re.findall(r'get_query_argument\("(\w+)"', source))]
+    error = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+    responses = {"200": {"description": "OK: the answer, as JSON",
+                         "content": {"application/json": {"schema": {"type": "object"}}}}}
+    for status in sorted({"401", *re.findall(r"\},\s*(4\d\d)\)", source)}):
+        why = "the server's token was not given" if status == "401" else HTTPStatus(int(status)).phrase
+        responses[status] = {"description": why, "content": error}
+    return {"operationId": f"{method}{handler.__name__}", "summary": doc.strip().splitlines()[0],
+            **({"parameters": params} if params else {}), "responses": responses}
+
+def openapi_document() -> dict:
+    "The JSON API as an OpenAPI 3.1 document, built from `API_ROUTES` (all but the catch-all)."
+    from importlib.metadata import version
+    paths = {}
+    for pattern, handler in API_ROUTES:
+        if handler is NotFoundApi: continue
+        path, names = _route_path(pattern, handler)
+        own = [m for m in ("get", "post", "put", "patch", "delete") if getattr(handler, m) is not getattr(ApiHandler, m)]
+        paths[path] = {m: _operation(handler, m, names) for m in own}
+    schemes = {"bearer": {"type": "http", "scheme": "bearer", "description": "an `Authorization: Bearer TOKEN` header"},
+               "token": {"type": "apiKey", "in": "query", "name": "token", "description": "a `?token=TOKEN` query parameter"}}
+    error = {"type": "object", "properties": {"error": {"type": "string"}}, "required": ["error"]}
+    return {"openapi": "3.1.0",
+            "info": {"title": "workbench serve", "version": version("workbench"),
+                     "description": "The read-only JSON API of `workbench serve` (other methods answer 405). A server "
+                                    "started with `--token` needs its token on every call; one started without, none."},
+            "paths": paths, "security": [{}, {"bearer": []}, {"token": []}],
+            "components": {"securitySchemes": schemes, "schemas": {"Error": error}}}
 
 # %% ../../nbs/07g_app.serve.ipynb #7ba40356
 def _session_arg(name: str) -> Optional[str]:

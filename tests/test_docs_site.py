@@ -1,0 +1,116 @@
+"""The docs site (`make docs`, `workbench.docs.site`): built from the notebooks in strict mode, opened in Chromium from
+its folder (file://) with every request beyond loopback aborted and counted: the front page, a guide, a module's API,
+the CLI reference and a report from the gallery render. Served by `make docs-serve` on loopback, its search finds the
+code-agent guide. The README is what `nbs/index.ipynb` gives."""
+
+import re, subprocess, sys, time, urllib.request
+from pathlib import Path
+
+import pytest
+from conftest import free_port, loopback_only_page, remote_fetches, wait_for
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    "`make test` builds `_docs/` before pytest (in place of nbdev_test); alone, this builds it (a few minutes)."
+    built = ROOT / "_docs"
+    if not (built / "index.html").exists():
+        r = subprocess.run(
+            [sys.executable, "tools/docs.py", "build"], cwd=ROOT, capture_output=True, text=True, timeout=1200
+        )
+        assert r.returncode == 0, r.stderr[-4000:]
+    return built
+
+
+def test_readme_is_what_the_index_notebook_gives():
+    r = subprocess.run([sys.executable, "tools/docs.py", "readme", "--check"], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = (ROOT / "README.md").read_text().splitlines()
+    assert len(lines) <= 120, f"README.md has {len(lines)} lines: the rest belongs on the site"
+    text = "\n".join(lines)
+    assert text.index("make demo") < text.index("make test") < text.index("make lab")
+
+
+def test_no_page_fetches_from_the_network(site):
+    pages = list(site.rglob("*.html"))
+    assert len(pages) > 80, len(pages)
+    remote = {p.relative_to(site).as_posix(): remote_fetches(p.read_text()) for p in pages}
+    assert not {k: v for k, v in remote.items() if v}, "pages that load from the network"
+
+
+def _open(page, url: str):
+    page.goto(url)
+    page.wait_for_load_state("load")
+
+
+def test_site_in_a_browser_offline(site):
+    with loopback_only_page() as (page, blocked):
+        errors = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        _open(page, (site / "index.html").as_uri())
+        assert page.title().startswith("Workbench")
+        assert page.evaluate("[...document.images].every(i => i.complete && i.naturalWidth > 0)")
+        assert "make demo" in page.inner_text("article")
+
+        _open(page, (site / "guides" / "code_agents.html").as_uri())
+        assert "GRPO" in page.inner_text("article")
+        wait_for(lambda: page.evaluate("document.querySelectorAll('.wb-plotly .main-svg').length") > 0, timeout=20,
+                 what="the guide's plotly figure drawn by the site's plotly.js")  # fmt: skip
+
+        _open(page, (site / "api" / "train.ppo.html").as_uri())
+        assert page.locator("#workbench.train.ppo.PPOTrainer, [id='workbench.train.ppo.PPOTrainer']").count() == 1
+        assert "PPOTrainer" in page.inner_text("article")
+
+        _open(page, (site / "reference" / "cli.html").as_uri())
+        text = page.inner_text("article")
+        assert "workbench train" in text and "--learning-rate" in text and "workbench sweep" in text
+
+        _open(page, (site / "gallery" / "index.html").as_uri())
+        reports = page.evaluate(
+            "[...document.querySelectorAll('article a')].map(a => a.href).filter(h => h.endsWith('.html'))"
+        )
+        job = [h for h in reports if re.search(r"/gallery/run/[^/]+/index\.html$", h)]
+        assert job and any("/gallery/batch/" in h for h in reports) and any("/gallery/sweep/" in h for h in reports), (
+            reports
+        )
+        _open(page, job[0])  # a notebook job's report, its plotly.js from the gallery's _static/
+        wait_for(
+            lambda: page.evaluate("document.querySelectorAll('.main-svg').length") > 0, timeout=20, what="report charts"
+        )
+
+        assert not blocked, f"requests beyond loopback: {blocked}"
+        assert not errors, errors
+
+
+def test_docs_serve_on_loopback(site):
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "tools/docs.py", "serve", "--port", str(port)], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)  # fmt: skip
+    try:
+        t0 = time.time()
+        while True:
+            try:
+                body = urllib.request.urlopen(f"http://127.0.0.1:{port}/index.html", timeout=5).read().decode()
+                break
+            except OSError:
+                assert time.time() - t0 < 30 and proc.poll() is None, "tools/docs.py serve did not answer"
+                time.sleep(0.2)
+        assert "Workbench" in body
+        with loopback_only_page() as (page, blocked):
+            _open(page, f"http://127.0.0.1:{port}/reference/config.html")
+            assert "learning_rate" in page.inner_text("article")
+            # The search: its index is in the site (no service), its worker a file of the site.
+            page.evaluate("document.getElementById('__search').checked = true")
+            page.locator("input.md-search__input").click()
+            page.keyboard.type("GRPO", delay=30)
+            wait_for(lambda: page.locator(".md-search-result__link").count() > 0, timeout=30, what="search results")
+            hrefs = page.evaluate(
+                "[...document.querySelectorAll('.md-search-result__link')].map(a => a.getAttribute('href'))"
+            )
+            assert any("guides/code_agents.html" in h for h in hrefs), hrefs
+            assert not blocked
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
