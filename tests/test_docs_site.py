@@ -3,7 +3,7 @@ its folder (file://) with every request beyond loopback aborted and counted: the
 the CLI reference and a report from the gallery render. Served by `make docs-serve` on loopback, its search finds the
 code-agent guide. The README is what `nbs/index.ipynb` gives."""
 
-import re, subprocess, sys, time, urllib.request
+import json, re, subprocess, sys, time, urllib.request
 from pathlib import Path
 
 import pytest
@@ -114,3 +114,22 @@ def test_docs_serve_on_loopback(site):
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def test_a_broken_link_fails_the_build(tmp_path):
+    "Strict mode: a page that links to a notebook that is not there stops the build, and no site is left behind."
+    (tmp_path / "nbs").mkdir()
+    cell = {
+        "cell_type": "markdown",
+        "id": "a",
+        "metadata": {},
+        "source": "# Home\n\nSee [the guide](guides/missing.ipynb).",
+    }
+    (tmp_path / "nbs" / "index.ipynb").write_text(
+        json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+    )
+    code = "from pathlib import Path\nfrom workbench.docs.site import DocsError, build_site\n"
+    code += "try: build_site(Path('.'), log=lambda s: None)\nexcept DocsError as e: print('DocsError', e)"
+    r = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert "DocsError" in r.stdout and "missing.ipynb" in r.stdout, (r.stdout[-2000:], r.stderr[-2000:])
+    assert not (tmp_path / "_docs").exists() and not (tmp_path / "_docs.new").exists()

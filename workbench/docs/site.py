@@ -297,8 +297,8 @@ def build_site(root: Path, site: Optional[Path] = None, n_workers: int = 2, log=
     cfg["plugins"][-1]["mkdocstrings"]["handlers"]["python"]["paths"] = [str(root)]
     atomic_write_text(src / "mkdocs.yml", json.dumps(cfg, indent=1))   # YAML reads JSON
     shutil.rmtree(cfg["site_dir"], ignore_errors=True)
-    r = subprocess.run([sys.executable, "-m", "mkdocs", "build", "-q", "-f", str(src / "mkdocs.yml")], capture_output=True,
-                       text=True, cwd=root)
+    r = subprocess.run([sys.executable, "-m", "mkdocs", "build", "-f", str(src / "mkdocs.yml")], capture_output=True, text=True,
+                       cwd=root, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})   # not -q: it hides warnings from strict mode
     if r.returncode:
         shutil.rmtree(cfg["site_dir"], ignore_errors=True)
         said = [x for x in r.stderr.splitlines() if "WARNING" in x or "Error" in x] or r.stderr.splitlines()[-20:]
