@@ -1,7 +1,7 @@
 """The docs site (`make docs`, `workbench.docs.site`): built from the notebooks in strict mode, opened in Chromium from
 its folder (file://) with every request beyond loopback aborted and counted: the front page, a guide, a module's API,
-the CLI reference and a report from the gallery render. Served by `make docs-serve` on loopback, its search finds the
-code-agent guide. The README is what `nbs/index.ipynb` gives."""
+the CLI reference and a report from the gallery render, and the search finds the code-agent guide; the same search
+served by `make docs-serve` on loopback. A broken link fails the build. The README is what `nbs/index.ipynb` gives."""
 
 import json, re, subprocess, sys, time, urllib.request
 from pathlib import Path
@@ -38,6 +38,18 @@ def test_no_page_fetches_from_the_network(site):
     assert len(pages) > 80, len(pages)
     remote = {p.relative_to(site).as_posix(): remote_fetches(p.read_text()) for p in pages}
     assert not {k: v for k, v in remote.items() if v}, "pages that load from the network"
+
+
+def _search_finds_the_code_agent_guide(page):
+    "Open the search (as a click on its icon does: the toggle's change starts it) and type GRPO."
+    page.evaluate(
+        "(t => { t.checked = true; t.dispatchEvent(new Event('change')); })(document.getElementById('__search'))"
+    )
+    page.locator("input.md-search__input").click()
+    page.keyboard.type("GRPO", delay=30)
+    wait_for(lambda: page.locator(".md-search-result__link").count() > 0, timeout=30, what="search results")
+    hrefs = page.evaluate("[...document.querySelectorAll('.md-search-result__link')].map(a => a.getAttribute('href'))")
+    assert any("guides/code_agents.html" in h for h in hrefs), hrefs
 
 
 def _open(page, url: str):
@@ -80,6 +92,10 @@ def test_site_in_a_browser_offline(site):
             lambda: page.evaluate("document.querySelectorAll('.main-svg').length") > 0, timeout=20, what="report charts"
         )
 
+        _open(
+            page, (site / "index.html").as_uri()
+        )  # from file://: the index is a script of the site, the worker an iframe
+        _search_finds_the_code_agent_guide(page)
         assert not blocked, f"requests beyond loopback: {blocked}"
         assert not errors, errors
 
@@ -101,15 +117,7 @@ def test_docs_serve_on_loopback(site):
         with loopback_only_page() as (page, blocked):
             _open(page, f"http://127.0.0.1:{port}/reference/config.html")
             assert "learning_rate" in page.inner_text("article")
-            # The search: its index is in the site (no service), its worker a file of the site.
-            page.evaluate("document.getElementById('__search').checked = true")
-            page.locator("input.md-search__input").click()
-            page.keyboard.type("GRPO", delay=30)
-            wait_for(lambda: page.locator(".md-search-result__link").count() > 0, timeout=30, what="search results")
-            hrefs = page.evaluate(
-                "[...document.querySelectorAll('.md-search-result__link')].map(a => a.getAttribute('href'))"
-            )
-            assert any("guides/code_agents.html" in h for h in hrefs), hrefs
+            _search_finds_the_code_agent_guide(page)
             assert not blocked
     finally:
         proc.terminate()
