@@ -293,7 +293,11 @@ def test_a_resumed_sweep_continues_the_interrupted_trial_from_its_checkpoint(tmp
     try:
         store = wait_for(lambda: (runs / "workbench.db").exists() and RunStore(runs), timeout=60, what="the store")
         sweep = wait_for(lambda: (store.sweeps() or [None])[0], timeout=60, what="the sweep's row")
-        first = wait_for(lambda: (store.trials(sweep["id"]) or [None])[0], timeout=60, what="the first trial")
+        first = wait_for(  # its row can be there a moment before its run is
+            lambda: next((t for t in store.trials(sweep["id"])[:1] if t["run_id"]), None),
+            timeout=60,
+            what="the first trial's run",
+        )
         wait_for(
             lambda: list((runs / first["run_id"]).glob("checkpoints/step_*.pt")),
             timeout=240,
