@@ -6,7 +6,7 @@
 from __future__ import annotations
 from ..core import WorkbenchError, atomic_write_text  # first: quiets dependency notices
 from ..core import host_name, process_rank, read_mapping_file
-import ast, contextlib, json, math, os, re, shutil, signal, socket, subprocess, sys, threading, time
+import ast, contextlib, json, math, os, re, shutil, signal, subprocess, sys, threading, time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional, Union
@@ -182,9 +182,6 @@ def _execute_once(notebook, output, parameters: dict, job_id: str, job_dir, stre
     return None
 
 # %% ../../nbs/06b_jobs.notebook.ipynb #93045b72
-def _free_port() -> int:
-    with socket.socket() as s: s.bind(("127.0.0.1", 0)); return s.getsockname()[1]
-
 def _cuda_count() -> int:
     try:
         import torch
@@ -194,10 +191,12 @@ def _cuda_count() -> int:
 def accelerate_command(processes: int, cpu: bool, args: list) -> tuple[list, dict]:
     """The `accelerate launch` command line (and environment) that starts `python -m workbench.jobs.notebook ARGS` on
     `processes` processes: gloo on CPU, NCCL on GPUs."""
-    # the launcher as a module of this interpreter: accelerate's console script also loads transformers, for nothing
+    # the launcher as a module of this interpreter: accelerate's console script also loads transformers, for nothing;
+    # port 0: the launcher's store binds a free port itself and tells the ranks (a port picked here and freed could be
+    # taken by another process before the store binds it, and the ranks would fail to meet)
     cmd = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes", str(processes),
            "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no",
-           "--main_process_port", str(_free_port()), "-m", "workbench.jobs.notebook", *map(str, args)]
+           "--main_process_port", "0", "-m", "workbench.jobs.notebook", *map(str, args)]
     # torch's import, in accelerate, warns about pynvml
     env = {**os.environ, "PYTHONWARNINGS": "ignore:The pynvml package is deprecated:FutureWarning"}
     if cpu: env.update(ACCELERATE_USE_CPU="true", CUDA_VISIBLE_DEVICES="")
