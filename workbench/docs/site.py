@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 # %% auto #0
-__all__ = ['SKIP_FLAGS', 'PLOTLY', 'LIVE', 'LIVE_NOTE', 'NB_LINK', 'GUIDES', 'REFERENCES', 'SHIM', 'FIGURES_JS', 'SITE_CSS',
-           'PLOTLY_SRC', 'REL_LINK', 'README_HEADER', 'DocsError', 'notebooks', 'runs_as_test', 'run_notebook', 'fence',
+__all__ = ['PLOTLY', 'LIVE', 'LIVE_NOTE', 'NB_LINK', 'GUIDES', 'REFERENCES', 'SHIM', 'FIGURES_JS', 'SITE_CSS', 'PLOTLY_SRC',
+           'REL_LINK', 'README_HEADER', 'DocsError', 'skip_flags', 'notebooks', 'runs_as_test', 'run_notebook', 'fence',
            'output_markdown', 'defined_names', 'page_markdown', 'page_path', 'title_of', 'relative_link',
            'mkdocs_config', 'execute_all', 'module_of', 'write_gallery', 'write_pages', 'build_site', 'readme_markdown']
 
@@ -19,7 +19,11 @@ __all__ = ['SKIP_FLAGS', 'PLOTLY', 'LIVE', 'LIVE_NOTE', 'NB_LINK', 'GUIDES', 'RE
 class DocsError(WorkbenchError):
     "The site could not be built: a notebook failed, a page is missing, a link is broken."
 
-SKIP_FLAGS = ("slow", "gpu", "multiproc")   # settings.ini's tst_flags: the cells nbdev_test leaves out
+def skip_flags(folder: Path) -> list[str]:
+    "The test flags `nbdev_test` leaves out: `tst_flags` of the nbdev settings above `folder` (ours: slow gpu multiproc)."
+    from fastcore.xtras import working_directory
+    from nbdev.config import get_config
+    with working_directory(folder): return get_config().tst_flags.split()
 
 def notebooks(nbs: Path) -> list[Path]:
     "Every notebook of the site under `nbs`, as `nbdev_test` finds them (none in `_` folders); jobs' templates too."
@@ -37,10 +41,10 @@ def _skipped(cell, flags) -> bool:
     if d.get("eval:", [""])[0].lower() == "false": return True
     return bool(set(flags) & set(d))
 
-def run_notebook(path: Path, execute: bool = True, flags: Sequence[str] = SKIP_FLAGS) -> dict:
+def run_notebook(path: Path, execute: bool = True, flags: Optional[Sequence[str]] = None) -> dict:
     """The notebook at `path` as a plain dict, executed as `nbdev_test` runs it (the same shell, in its folder, the same
-    cells left out) unless `execute` is false; each cell keeps its outputs and its directives in `metadata.directives`.
-    Raises `DocsError` with the failing cell's traceback."""
+    cells left out: `flags` default to the settings' `skip_flags`) unless `execute` is false; each cell keeps its outputs
+    and its directives in `metadata.directives`. Raises `DocsError` with the failing cell's traceback."""
     from execnb.shell import CaptureShell
     from fastcore.xtras import working_directory
     from nbdev.process import NBProcessor
@@ -48,6 +52,7 @@ def run_notebook(path: Path, execute: bool = True, flags: Sequence[str] = SKIP_F
     nb = NBProcessor(path, process=True).nb   # directives read and taken out of the source; the title cell kept
     if execute:
         os.environ["IN_TEST"] = "1"
+        flags = skip_flags(path.parent) if flags is None else flags
         shell = CaptureShell(path)
         try:
             with working_directory(path.parent): shell.run_all(nb, exc_stop=True, preproc=lambda c: _skipped(c, flags))
@@ -165,20 +170,22 @@ REFERENCES = [("Commands (CLI)", "reference/cli.md"), ("Config keys", "reference
 
 SHIM = Path(sys.prefix) / "share" / "workbench" / "iframe-worker-shim.js"   # tools/setup.sh takes it from npm
 
-def mkdocs_config(nav: list, site_dir: Path, docs_dir: Path, offline: bool = True) -> dict:
+def mkdocs_config(nav: list, site_dir: Path, docs_dir: Path, plotly_js: str, offline: bool = True,
+                  source: Path = Path(".")) -> dict:
     """mkdocs' settings: Material with no web fonts, its `offline` plugin (the site works from a `file://` folder, its
     search too, through iframe-worker's shim from `js/`), strict link checks, mkdocstrings for the API, the site's
-    plotly.js for figures. Without the shim (`offline` false) the search works where the site is served."""
+    plotly.js (`plotly_js`) for figures; the API read from the package under `source`. Without the shim (`offline`
+    false) the search works where the site is served."""
     return {"extra": {"polyfills": ["js/iframe-worker-shim.js"]} if offline else {},
             "site_name": "Workbench", "docs_dir": str(docs_dir), "site_dir": str(site_dir), "use_directory_urls": False,
             "strict": True, "nav": nav,
             "theme": {"name": "material", "font": False, "features": ["navigation.sections", "search.highlight"]},
             "plugins": ["search", *(["offline"] if offline else []),
-                        {"mkdocstrings": {"handlers": {"python": {"paths": ["."], "options": {
+                        {"mkdocstrings": {"handlers": {"python": {"paths": [str(source)], "options": {
                 "show_source": False, "show_root_heading": True, "heading_level": 3, "show_symbol_type_heading": True,
                 "docstring_style": None, "separate_signature": True, "show_signature_annotations": True}}}}}],
             "markdown_extensions": ["tables", "attr_list", "admonition", "md_in_html", "toc", "pymdownx.superfences"],
-            "extra_javascript": ["js/plotly.min.js", "js/figures.js"], "extra_css": ["css/workbench.css"],
+            "extra_javascript": [plotly_js, "js/figures.js"], "extra_css": ["css/workbench.css"],
             "validation": {"nav": {"omitted_files": "warn", "not_found": "warn"},
                            "links": {"not_found": "warn", "anchors": "warn", "absolute_links": "warn",
                                      "unrecognized_links": "warn"}}}
@@ -227,19 +234,17 @@ PLOTLY_SRC = re.compile(r'<script src="([^"]*_static/plotly-([0-9][^"/]*)\.min\.
 def write_gallery(gallery: Path, docs: Path) -> Optional[str]:
     """The example reports of `nbs/gallery/` (made by `tools/gallery.py`) copied into the site, the installed plotly.js put
     where their pages look for it, and a page that lists them; its path, or None without a gallery."""
-    from plotly.offline import get_plotlyjs_version
-    import plotly
+    from workbench.jobs.report import shared_plotly_js
     pages = sorted(Path(gallery).rglob("index.html")) if Path(gallery).is_dir() else []
     if not pages: return None
     shutil.copytree(gallery, docs / "gallery", dirs_exist_ok=True)
-    bundle, rows = Path(plotly.__file__).parent / "package_data" / "plotly.min.js", []
+    rows = []
     for page in pages:
         rel = page.relative_to(gallery)
         text = page.read_text()
-        for src, version in set(PLOTLY_SRC.findall(text)):
-            if version != get_plotlyjs_version():
-                raise DocsError(f"{rel} wants plotly.js {version}: remake the gallery (make gallery)")
-            to = (docs / "gallery" / rel).parent / src; to.parent.mkdir(parents=True, exist_ok=True); shutil.copy(bundle, to)
+        for src, version in set(PLOTLY_SRC.findall(text)):   # `<reports>/_static/plotly-<version>.min.js`, as reports share it
+            try: shared_plotly_js(((docs / "gallery" / rel).parent / src).parent.parent, version)
+            except WorkbenchError: raise DocsError(f"{rel} wants plotly.js {version}: remake it (make gallery)") from None
         title = re.search(r"<title>(.*?)</title>", text, re.S)
         rows.append(f"| {rel.parts[0]} | [{html.escape(title.group(1).strip() if title else str(rel))}]({rel.as_posix()}) |")
     body = ("# Report gallery\n\nReports as `workbench run`, `workbench batch` and `workbench sweep` write them, from small real "
@@ -267,9 +272,6 @@ def write_pages(root: Path, docs: Path, executed: dict) -> list:
     write_references(docs / "reference")
     gallery = write_gallery(nbs / "gallery", docs)
     if (nbs / "images").is_dir(): shutil.copytree(nbs / "images", docs / "images", dirs_exist_ok=True)
-    import plotly
-    (docs / "js").mkdir(parents=True, exist_ok=True)
-    shutil.copy(Path(plotly.__file__).parent / "package_data" / "plotly.min.js", docs / "js" / "plotly.min.js")
     atomic_write_text(docs / "js" / "figures.js", FIGURES_JS); atomic_write_text(docs / "css" / "workbench.css", SITE_CSS)
     first = lambda p: (GUIDES.index(p) if p in GUIDES else len(GUIDES), p)
     group = lambda prefix: [{titles[p]: p} for p in sorted(titles, key=first) if p.startswith(prefix)]
@@ -290,11 +292,13 @@ def build_site(root: Path, site: Optional[Path] = None, n_workers: int = 2, log=
     t0 = time.perf_counter()
     executed = execute_all(notebooks(root / "nbs"), n_workers, log)
     log(f"notebooks run in {time.perf_counter() - t0:.0f} s")
-    nav, offline = write_pages(root, src / "docs", executed), SHIM.exists()
-    if offline: shutil.copy(SHIM, src / "docs" / "js" / SHIM.name)
+    docs = src / "docs"
+    nav, offline = write_pages(root, docs, executed), SHIM.exists()
+    if offline: shutil.copy(SHIM, docs / "js" / SHIM.name)
     else: log(f"no {SHIM}: the site's search will work where it is served (make docs-serve), not from file://")
-    cfg = mkdocs_config(nav, site.with_name(site.name + ".new"), src / "docs", offline)
-    cfg["plugins"][-1]["mkdocstrings"]["handlers"]["python"]["paths"] = [str(root)]
+    from workbench.jobs.report import shared_plotly_js   # the site's plotly.js as the reports keep theirs
+    plotly_js = shared_plotly_js(docs).relative_to(docs).as_posix()
+    cfg = mkdocs_config(nav, site.with_name(site.name + ".new"), docs, plotly_js, offline, root)
     atomic_write_text(src / "mkdocs.yml", json.dumps(cfg, indent=1))   # YAML reads JSON
     shutil.rmtree(cfg["site_dir"], ignore_errors=True)
     r = subprocess.run([sys.executable, "-m", "mkdocs", "build", "-f", str(src / "mkdocs.yml")], capture_output=True, text=True,
