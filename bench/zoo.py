@@ -11,9 +11,14 @@ wall time of a 2-core machine, at the cost of noisier wall-clock figures.
     python bench/zoo.py --envs Pendulum-v1 --seeds 1 2 3              # the Pendulum claim of bench/RESULTS.md
     python bench/zoo.py --seeds 1 2 3 --jobs 2                         # the whole table (an hour or more)
     python bench/zoo.py --quick                                        # smoke test: 1 seed, tiny budgets
+
+A finished run is kept in `--keep` (bench/out/zoo_runs) under its trainer, env, seed, budget and a hash of its
+settings, and read from there when the table is asked for again: the MuJoCo rows (hours on 2 cores) are built
+across sessions, and a stopped run loses only its unfinished pairs. Times are CPU seconds of the run's process
+(`time.process_time`: the trainers run one thread each), which a busy or paused machine does not inflate.
 """
 
-import argparse, json, math, os, statistics, sys, time
+import argparse, hashlib, json, math, os, statistics, subprocess, sys, time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -90,7 +95,7 @@ ZOO = {
         sb3=dict(n_envs=16, n_steps=1024, batch_size=64, gae_lambda=0.98, gamma=0.999, n_epochs=4, ent_coef=0.01),
     ),
     "Hopper-v4": dict(
-        budget=300_000,
+        budget=1_000_000,
         sb3=dict(
             normalize=True,
             n_envs=1,
@@ -110,6 +115,46 @@ ZOO = {
         ),
     ),
 }
+# The MuJoCo rows: rl-zoo's v3 rows on gymnasium's v4 envs (the same dynamics and rewards; v4 reads MuJoCo's own
+# bindings), at rl-zoo's 1M steps.
+ZOO["HalfCheetah-v4"] = dict(
+    budget=1_000_000,
+    sb3=dict(
+        normalize=True,
+        n_envs=1,
+        batch_size=64,
+        n_steps=512,
+        gamma=0.98,
+        learning_rate=2.0633e-05,
+        ent_coef=0.000401762,
+        clip_range=0.1,
+        n_epochs=20,
+        gae_lambda=0.92,
+        max_grad_norm=0.8,
+        vf_coef=0.58096,
+        policy_kwargs=dict(
+            log_std_init=-2, ortho_init=False, activation_fn="relu", net_arch=dict(pi=[256, 256], vf=[256, 256])
+        ),
+    ),
+)
+ZOO["Walker2d-v4"] = dict(
+    budget=1_000_000,
+    sb3=dict(
+        normalize=True,
+        n_envs=1,
+        batch_size=32,
+        n_steps=512,
+        gamma=0.99,
+        learning_rate=5.05041e-05,
+        ent_coef=0.000585045,
+        clip_range=0.1,
+        n_epochs=20,
+        gae_lambda=0.95,
+        max_grad_norm=1,
+        vf_coef=0.871923,
+    ),
+)
+ZOO["Ant-v4"] = dict(budget=1_000_000, sb3=dict(normalize=True, n_envs=1))  # rl-zoo's "mujoco-defaults": SB3's own
 EVAL_EPISODES, EVAL_SEED = 100, 10_000
 
 
@@ -164,9 +209,9 @@ def run_ours(env_id: str, seed: int, budget: int) -> dict:
     trainer.bus.subscribe(
         lambda e: e.kind == Kind.UPDATE and Metric.RETURN in e.data and curve.append((e.step, e.data[Metric.RETURN]))
     )
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     trainer.fit()
-    seconds = time.perf_counter() - t0
+    seconds, cpu_seconds = time.perf_counter() - t0, time.process_time() - c0
     trainer.bus.close()
     policy = trainer.policy.cpu().eval()
     returns = greedy_returns(env_id, lambda o: policy.act(torch.as_tensor(o), greedy=True)[0].numpy())
@@ -176,6 +221,7 @@ def run_ours(env_id: str, seed: int, budget: int) -> dict:
         seed=seed,
         steps=trainer.global_step,
         seconds=seconds,
+        cpu_seconds=cpu_seconds,
         returns=returns,
         curve=curve,
         settings={k: v for k, v in cfg.flat().items() if k in tuned},
@@ -203,7 +249,7 @@ def run_sb3(env_id: str, seed: int, budget: int) -> dict:
 
     torch.set_num_threads(1)
     row = dict(ZOO[env_id]["sb3"])
-    n_envs, normalize = row.pop("n_envs"), row.pop("normalize", False)
+    n_envs, normalize = row.pop("n_envs", 1), row.pop("normalize", False)
     kwargs = dict(row.pop("policy_kwargs", {}))
     if kwargs.get("activation_fn") == "relu":
         kwargs["activation_fn"] = torch.nn.ReLU
@@ -222,9 +268,9 @@ def run_sb3(env_id: str, seed: int, budget: int) -> dict:
         def _on_step(self):
             return True
 
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     model.learn(budget, callback=Curve())
-    seconds = time.perf_counter() - t0
+    seconds, cpu_seconds = time.perf_counter() - t0, time.process_time() - c0
     norm = env if normalize else None
     if norm is not None:
         norm.training = False
@@ -238,6 +284,7 @@ def run_sb3(env_id: str, seed: int, budget: int) -> dict:
         seed=seed,
         steps=int(model.num_timesteps),
         seconds=seconds,
+        cpu_seconds=cpu_seconds,
         returns=greedy_returns(env_id, act),
         curve=curve,
         settings=ZOO[env_id]["sb3"],
@@ -293,6 +340,30 @@ def report(results: list, path: Path):
     os.replace(tmp, path)
 
 
+def settings_of(trainer: str, env_id: str) -> dict:
+    "What a run of `trainer` on `env_id` is configured by: our tuned row, or rl-zoo's row."
+    if trainer == "sb3":
+        return ZOO[env_id]["sb3"]
+    from workbench.train.config import tuned_settings
+
+    return tuned_settings(f"gym:{env_id}")
+
+
+def kept_path(folder: str, trainer: str, env_id: str, seed: int, budget: int):
+    "Where a finished run is kept: named by trainer, env, seed, budget and a hash of its settings (None: keep nothing)."
+    if not folder:
+        return None
+    digest = hashlib.sha1(json.dumps(settings_of(trainer, env_id), sort_keys=True).encode()).hexdigest()[:8]
+    return Path(folder) / f"{trainer}-{env_id}-seed{seed}-{budget}-{digest}.json"
+
+
+def git_commit() -> str:
+    "The commit the runs' code is at (with a '+' when the tree has changes)."
+    here = os.path.dirname(os.path.abspath(__file__))
+    run = lambda *a: subprocess.run(["git", *a], cwd=here, capture_output=True, text=True).stdout.strip()
+    return run("rev-parse", "--short", "HEAD") + ("+" if run("status", "--porcelain", "--untracked-files=no") else "")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--envs", nargs="+", default=list(ZOO), choices=list(ZOO), metavar="ENV")
@@ -303,6 +374,12 @@ def main():
     p.add_argument("--quick", action="store_true", help="smoke test: seed 1, 5%% budgets")
     p.add_argument("--json", default="bench/out/zoo.json")
     p.add_argument("--html", default="bench/out/zoo.html")
+    p.add_argument(
+        "--keep",
+        default="bench/out/zoo_runs",
+        help="folder of finished runs: a run whose settings and budget are there already is read, not run again "
+        "(a long table can be built across sessions); '' keeps nothing",
+    )
     p.add_argument("--worker", nargs=4, metavar=("TRAINER", "ENV", "SEED", "BUDGET"), help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.worker:
@@ -310,7 +387,7 @@ def main():
         fn = run_ours if trainer == "workbench" else run_sb3
         print_result(fn(env_id, int(seed), int(budget)))
     if args.quick:
-        args.seeds, args.budget_scale = [1], 0.05
+        args.seeds, args.budget_scale, args.keep = [1], 0.05, ""
     jobs = [
         (t, e, s, max(2_048, int(ZOO[e]["budget"] * args.budget_scale)))
         for e in args.envs
@@ -320,11 +397,20 @@ def main():
 
     def one(job):
         t, e, s, b = job
-        r = run_worker(__file__, ["--worker", t, e, s, b])
-        r.setdefault("trainer", t), r.setdefault("env", e), r.setdefault("seed", s)
-        r["budget"] = b
+        kept = kept_path(args.keep, t, e, s, b)
+        if kept and kept.exists():
+            r = json.loads(kept.read_text())
+            how = "kept"
+        else:
+            r = run_worker(__file__, ["--worker", t, e, s, b])
+            r.setdefault("trainer", t), r.setdefault("env", e), r.setdefault("seed", s)
+            r["budget"], r["commit"], how = b, git_commit(), "ran"
+            if kept and "error" not in r:
+                kept.parent.mkdir(parents=True, exist_ok=True)
+                kept.with_suffix(".part").write_text(json.dumps(r))
+                os.replace(kept.with_suffix(".part"), kept)
         done = "error" if "error" in r else f"greedy {np.mean(r['returns']):8.1f}  {r['seconds']:6.0f} s"
-        print(f"{e:26s} {t:9s} seed {s}: {done}", flush=True)
+        print(f"{e:26s} {t:9s} seed {s}: {done} ({how})", flush=True)
         return r
 
     t0 = time.time()
@@ -343,8 +429,8 @@ def main():
     write_report(out, Path(args.html).with_name(Path(args.html).stem + "_curves.html"))  # small, script-free copy
 
     print(
-        f"\n{'env':26s} {'budget':>8s} | {'workbench greedy mean [95% CI]':>32s} {'s/run':>6s} | "
-        f"{'SB3 greedy mean [95% CI]':>32s} {'s/run':>6s} | ours - SB3"
+        f"\n{'env':26s} {'budget':>8s} | {'workbench greedy mean [95% CI]':>32s} {'cpu s':>6s} | "
+        f"{'SB3 greedy mean [95% CI]':>32s} {'cpu s':>6s} | ours - SB3"
     )
     for e in args.envs:
         row, cells = [r for r in results if r["env"] == e and "error" not in r], {}
@@ -354,7 +440,7 @@ def main():
                 s = summary([r["returns"] for r in rs])
                 cells[t] = (
                     f"{s['mean']:9.1f} [{s['ci'][0]:8.1f}, {s['ci'][1]:8.1f}]",
-                    statistics.fmean(r["seconds"] for r in rs),
+                    statistics.fmean(r.get("cpu_seconds", r["seconds"]) for r in rs),
                     s["mean"],
                 )
         fmt = lambda t: f"{cells[t][0]:>32s} {cells[t][1]:6.0f}" if t in cells else f"{'-':>32s} {'-':>6s}"

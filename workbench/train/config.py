@@ -253,11 +253,13 @@ TUNED: dict[str, dict] = {
     "gym:LunarLanderContinuous-v2": dict(num_envs=16, num_steps=128, gamma=0.999, gae_lambda=0.98, update_epochs=4,
                                          num_minibatches=32, learning_rate=3e-4, anneal_lr=False, ent_coef=0.01,
                                          norm_reward=True, clip_vloss=False, total_timesteps=500_000),
-    # CleanRL's MuJoCo settings (one env, 2,048-step rollouts, 32 minibatches, observations and rewards normalised),
-    # time-limit cuts bootstrapped, no value clipping
-    "gym:Hopper-v4": dict(num_envs=1, num_steps=2048, num_minibatches=32, update_epochs=10, learning_rate=3e-4,
-                          gamma=0.99, gae_lambda=0.95, obs_norm=True, norm_reward=True, bootstrap_truncated=True,
-                          clip_vloss=False, total_timesteps=300_000),
+    # CleanRL's MuJoCo settings (ppo_continuous_action.py, tuned by CleanRL on these envs: one env, 2,048-step
+    # rollouts, 32 minibatches, observations and rewards normalised), time-limit cuts bootstrapped, no value
+    # clipping; rl-zoo's 1M steps
+    **{f"gym:{env}-v4": dict(num_envs=1, num_steps=2048, num_minibatches=32, update_epochs=10, learning_rate=3e-4,
+                             gamma=0.99, gae_lambda=0.95, obs_norm=True, norm_reward=True, bootstrap_truncated=True,
+                             clip_vloss=False, total_timesteps=1_000_000)
+       for env in ("Hopper", "HalfCheetah", "Walker2d", "Ant")},
     # PufferLib's C envs at their scale: 4,096 agents in one env object, 8 minibatches x 2 epochs, a wider net.
     # squared: normalised observations (a sparse grid of 0/1/2: perf 0.50 -> 0.77 at 10M steps) and a little
     # entropy (0.001 / 0.003 / 0.01: perf 0.79 / 0.88 / 0.85 at 20M); PufferLib's gamma
@@ -271,4 +273,3 @@ TUNED: dict[str, dict] = {
 def tuned_settings(env: str) -> dict:
     "The tuned settings of `env` (looked up by its spec without options; {} for an env without a row)."
     return dict(TUNED.get(parse_spec(env).base, {}))
-
