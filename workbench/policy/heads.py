@@ -4,7 +4,7 @@
 
 # %% ../../nbs/02a_policy.heads.ipynb #545cc7ef
 from __future__ import annotations
-from ..core import EnvError  # first: it quiets two dependency notices before torch loads
+from ..core import ConfigError, EnvError  # first: it quiets two dependency notices before torch loads
 from ..env.make import is_continuous
 import math
 
@@ -15,7 +15,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 # %% auto #0
-__all__ = ['layer_init', 'Tanh', 'DiscreteHead', 'MultiDiscreteHead', 'GaussianHead', 'make_head', 'RunningNorm']
+__all__ = ['layer_init', 'Tanh', 'DiscreteHead', 'MultiDiscreteHead', 'GaussianHead', 'SDEHead', 'make_head', 'RunningNorm']
 
 # %% ../../nbs/02a_policy.heads.ipynb #a5d28aea
 def layer_init(layer: nn.Module, std: float = math.sqrt(2), bias: float = 0.0) -> nn.Module:
@@ -104,12 +104,61 @@ class GaussianHead(nn.Module):
         return action, self._stats(params, action)[0]
     def log_prob_entropy(self, params, action): return self._stats(params, action)
 
-def make_head(hidden: int, space) -> nn.Module:
-    "The action head for a Gymnasium action space."
+# %% ../../nbs/02a_policy.heads.ipynb #2833ed8a
+class SDEHead(nn.Module):
+    """Gaussian actions whose noise is `h @ M`: `h` the policy's features, `M` (hidden, dim) an env's exploration matrix
+    drawn from N(0, exp(logstd)^2) by `resample` and held between draws. Parameters are [mean, std, features]."""
+    LOG_2PI, EPS = math.log(2 * math.pi), 1e-6
+    def __init__(self, hidden: int, dim: int, init_logstd: float = 0.0):
+        super().__init__()
+        self.dim, self.hidden = dim, hidden
+        self.mean = layer_init(nn.Linear(hidden, dim), std=0.01)
+        self.logstd = nn.Parameter(torch.full((hidden, dim), init_logstd))
+        self.matrices = None   # (envs, hidden, dim), drawn by `resample`
+        self.generator = torch.Generator().manual_seed(int(torch.randint(2**62, ())))   # a function of torch's seed
+    def forward(self, h):
+        feats = h.detach()   # the std's gradient goes to logstd, not into the features
+        var = (feats * feats) @ self.logstd.exp().square()
+        return torch.cat([self.mean(h), (var + self.EPS).sqrt(), feats], -1)
+    def _split(self, params): return params.split([self.dim, self.dim, self.hidden], -1)
+    def _stats(self, mean, std, action):
+        logstd = std.log()
+        logp = -(((action - mean) / std) ** 2 / 2 + logstd + self.LOG_2PI / 2).sum(-1)
+        return logp, (logstd + 0.5 + self.LOG_2PI / 2).sum(-1)
+    def noise(self, feats):
+        "Each row's `h @ M` with its env's matrix (a batch of another size: a fresh matrix a row, from torch's RNG)."
+        M = self.matrices
+        if M is None or len(M) != len(feats):
+            M = torch.randn(len(feats), self.hidden, self.dim, device=feats.device) * self.logstd.exp()
+        return torch.bmm(feats[:, None].to(M.dtype), M)[:, 0]
+    def sample(self, params, greedy: bool = False):
+        mean, std, feats = self._split(params)
+        action = mean if greedy else mean + self.noise(feats).to(mean.dtype)
+        return action, self._stats(mean, std, action)[0]
+    def log_prob_entropy(self, params, action):
+        mean, std, _ = self._split(params)
+        return self._stats(mean, std, action)
+    @torch.no_grad()
+    def resample(self, envs: int) -> None:
+        "Draw each of `envs` envs' exploration matrix from N(0, exp(logstd)^2), with the head's own generator."
+        z = torch.randn(envs, self.hidden, self.dim, generator=self.generator)
+        self.matrices = z.to(self.logstd.device) * self.logstd.exp()
+    def sde_state(self) -> dict:
+        "The matrices and the generator's state: what an exact resume needs besides the weights."
+        return {"matrices": None if self.matrices is None else self.matrices.cpu(), "generator": self.generator.get_state()}
+    def load_sde_state(self, state: dict) -> None:
+        self.generator.set_state(state["generator"])
+        self.matrices = None if state["matrices"] is None else state["matrices"].to(self.logstd.device)
+
+# %% ../../nbs/02a_policy.heads.ipynb #13eea60b
+def make_head(hidden: int, space, sde: bool = False, log_std_init: float = 0.0) -> nn.Module:
+    "The action head for a Gymnasium action space (continuous: `sde` for gSDE, `log_std_init` its initial log std)."
     s = gymnasium.spaces
+    if sde and not is_continuous(space):
+        raise ConfigError(f"--sde (state-dependent exploration) needs continuous actions (a float Box), not {space}")
     if isinstance(space, s.Discrete): return DiscreteHead(hidden, int(space.n))
     if isinstance(space, s.MultiDiscrete): return MultiDiscreteHead(hidden, space.nvec.reshape(-1))
-    if is_continuous(space): return GaussianHead(hidden, int(np.prod(space.shape)))
+    if is_continuous(space): return (SDEHead if sde else GaussianHead)(hidden, int(np.prod(space.shape)), log_std_init)
     raise EnvError(f"unsupported action space {space}: use Discrete, MultiDiscrete or a float Box")
 
 # %% ../../nbs/02a_policy.heads.ipynb #9296fd98

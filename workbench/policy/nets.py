@@ -58,6 +58,12 @@ class PolicyConfig:
     "transformer: attention heads (must divide hidden_size)"
     obs_norm: bool = False
     "normalise observations by running mean and variance"
+    sde: bool = False
+    "continuous actions: state-dependent exploration (gSDE): noise a function of the features, redrawn every sde_sample_freq"
+    log_std_init: float = 0.0
+    "continuous actions: the initial log standard deviation (gSDE: of each entry of its noise matrix)"
+    ortho_init: bool = True
+    "orthogonal initial weights (CleanRL's, SB3's default); False: torch's own init of each layer (rl-zoo's ortho_init=False)"
     separate_critic: Optional[bool] = None
     "mlp: the critic gets its own network instead of sharing the actor's (None: separate for continuous actions)"
     policy_map: str = "shared"
@@ -83,7 +89,7 @@ class Policy(nn.Module):
         self.cfg, self.obs_space, self.action_space = cfg, obs_space, action_space
         self.obs_dim = int(np.prod(obs_space.shape))
         self.obs_norm = RunningNorm(self.obs_dim, enabled=cfg.obs_norm)
-        self.head = make_head(cfg.hidden_size, action_space)
+        self.head = make_head(cfg.hidden_size, action_space, cfg.sde, cfg.log_std_init)
         self.critic = layer_init(nn.Linear(cfg.hidden_size, 1), std=1.0)
 
     def preprocess(self, obs) -> torch.Tensor:
@@ -247,8 +253,14 @@ def make_policy(obs_space, action_space, cfg: Optional[PolicyConfig] = None, rol
     cfg = cfg or PolicyConfig()
     if cfg.policy not in POLICIES: raise ConfigError(f"policy must be one of {', '.join(POLICIES)}, got {cfg.policy!r}")
     mapping = role_map(cfg.policy_map, roles or ["agent"])
-    if len(set(mapping.values())) > 1: return RolePolicies(obs_space, action_space, cfg, list(roles), mapping)
-    return POLICIES[cfg.policy](obs_space, action_space, cfg)
+    if len(set(mapping.values())) > 1:
+        if cfg.sde: raise ConfigError("--sde takes one policy for every role; drop --policy-map or --sde")
+        policy = RolePolicies(obs_space, action_space, cfg, list(roles), mapping)
+    else: policy = POLICIES[cfg.policy](obs_space, action_space, cfg)
+    if not cfg.ortho_init:   # torch's init of every layer, as SB3 leaves them with ortho_init=False
+        for m in policy.modules():
+            if isinstance(m, (nn.Linear, nn.LSTM)): m.reset_parameters()
+    return policy
 
 # %% ../../nbs/02b_policy.nets.ipynb #882b7033
 def _split(x, k: int, dim: int) -> tuple:

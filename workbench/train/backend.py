@@ -131,7 +131,8 @@ def make_backend(policy, optimizer: torch.optim.Optimizer, cfg, model=None, acce
     when the trainer is built; a CPU run that wanted the C kernels and cannot have them says so in one line."""
     want, run = cfg.run.learner, cfg.run
     why = ("bf16 autocast" if run.bf16 else "torch.compile" if run.compile else "a policy per role" if roles > 1
-           else "torch DDP" if distributed else None)
+           else "torch DDP" if distributed else "the C kernels have no state-dependent exploration (--sde)" if cfg.policy.sde
+           else None)
     if want == "torch": return TorchBackend(policy, optimizer, model, accelerator, roles)
     with kernels_hushed() if want == "c" else contextlib.nullcontext([]) as unbuilt:   # "c" says why in its refusal
         kernels = None if why else make_fused(policy, optimizer)

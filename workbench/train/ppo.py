@@ -200,8 +200,10 @@ def collect_rollout(self: PPOTrainer) -> dict:
     if policy.recurrent: b.initial_state = tuple(s.clone() for s in self.state)
     finished, info_sums, info_counts = [], collections.defaultdict(float), collections.defaultdict(float)
     env_time = forward_time = 0.0
+    redraw = (ppo.sde_sample_freq or ppo.num_steps) if self.cfg.policy.sde else 0   # gSDE: steps between draws
     for t in range(ppo.num_steps):
         t0 = time.perf_counter()
+        if redraw and t % redraw == 0: policy.head.resample(self.cfg.env.num_envs)
         x = b.put_obs(t, self.next_obs, policy)
         if b.states is not None: b.states[t] = self.state
         self.state = self.learner.act(x, self.state, b.actions[t], b.logprobs[t], b.values[t])
@@ -320,7 +322,8 @@ def state_dict(self: PPOTrainer) -> dict:
             "scheduler": self.scheduler.state_dict(), "rng": rng_state(), "config": self.cfg.to_dict(),
             "spaces": self.spaces, "counters": counters, "best_score": self.best_score,
             "recent_returns": list(self.recent_returns), "run_id": self.run_dir.name if self.run_dir else None,
-            "reward_scale": self.reward_scale.state_dict() if self.reward_scale else None}
+            "reward_scale": self.reward_scale.state_dict() if self.reward_scale else None,
+            "sde": self.policy.head.sde_state() if self.cfg.policy.sde else None}
 
 @patch
 def load_state(self: PPOTrainer, state: dict) -> None:
@@ -343,6 +346,7 @@ def load_state(self: PPOTrainer, state: dict) -> None:
     self.best_score = state.get("best_score")
     self.recent_returns.extend(state.get("recent_returns", []))
     if self.reward_scale and state.get("reward_scale"): self.reward_scale.load_state_dict(state["reward_scale"])
+    if self.cfg.policy.sde and state.get("sde"): self.policy.head.load_sde_state(state["sde"])
     if self.checkpoints: self.checkpoints.best_score = self.best_score
 
 # %% ../../nbs/05e_train.ppo.ipynb #5e9c67ae
