@@ -25,6 +25,14 @@ def test_pendulum_learns_with_no_flags(runs_dir):
     assert result["mean_return"] > -400, result
 
 
+def test_mountain_car_continuous_learns_with_no_flags(runs_dir):
+    """Its row (rl-zoo's) explores with gSDE: random play and the plain Gaussian head's greedy policy score about 0
+    (it learns to do nothing, avoiding the action cost); reaching the flag pays 100 less the fuel. 20K steps, ~1 min."""
+    r, e, result = train_and_eval("gym:MountainCarContinuous-v0", runs_dir)
+    assert "sde=True" in r.stderr and "state-dependent exploration" in r.stderr
+    assert result["mean_return"] > 50, result
+
+
 def test_acrobot_learns_with_the_defaults(runs_dir):
     """No tuned row: the CartPole-tuned defaults. Random play times out at -500; rl-zoo's SB3 agent scores about -80.
     Acrobot pays -1 a step until the tip swings up, so a run that never gets there in its first episodes has nothing

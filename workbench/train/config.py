@@ -267,7 +267,7 @@ TUNED: dict[str, dict] = {
                                          gae_lambda=0.9, learning_rate=7.77e-5, anneal_lr=False, ent_coef=0.00429,
                                          clip_coef=0.1, max_grad_norm=5.0, vf_coef=0.19, obs_norm=True, norm_reward=True,
                                          clip_vloss=False, sde=True, log_std_init=-3.29, ortho_init=False,
-                                         total_timesteps=20_000),
+                                         total_timesteps=20_000, eval_every=250, checkpoint_every=250),
     # CleanRL's MuJoCo settings (ppo_continuous_action.py, tuned by CleanRL on these envs: one env, 2,048-step
     # rollouts, 32 minibatches, observations and rewards normalised), time-limit cuts bootstrapped, no value
     # clipping; rl-zoo's 1M steps
