@@ -346,7 +346,8 @@ def settings_of(trainer: str, env_id: str) -> dict:
         return ZOO[env_id]["sb3"]
     from workbench.train.config import tuned_settings
 
-    return tuned_settings(f"gym:{env_id}")
+    unused = ("eval_every", "checkpoint_every")  # the zoo's runs neither evaluate nor save while they train
+    return {k: v for k, v in tuned_settings(f"gym:{env_id}").items() if k not in unused}
 
 
 def kept_path(folder: str, trainer: str, env_id: str, seed: int, budget: int):
@@ -372,6 +373,7 @@ def main():
     p.add_argument("--jobs", type=int, default=1, help="runs at a time (each one process, one torch thread)")
     p.add_argument("--budget-scale", type=float, default=1.0, help="multiply every step budget (e.g. 0.5)")
     p.add_argument("--quick", action="store_true", help="smoke test: seed 1, 5%% budgets")
+    p.add_argument("--kept-only", action="store_true", help="the table of the runs in --keep; run nothing")
     p.add_argument("--json", default="bench/out/zoo.json")
     p.add_argument("--html", default="bench/out/zoo.html")
     p.add_argument(
@@ -401,6 +403,8 @@ def main():
         if kept and kept.exists():
             r = json.loads(kept.read_text())
             how = "kept"
+        elif args.kept_only:
+            r, how = {"trainer": t, "env": e, "seed": s, "budget": b, "error": "not run yet"}, "missing"
         else:
             r = run_worker(__file__, ["--worker", t, e, s, b])
             r.setdefault("trainer", t), r.setdefault("env", e), r.setdefault("seed", s)
