@@ -27,6 +27,9 @@ import numpy as np
 from benchutil import print_result, run_worker, versions
 from zoo_report import write_report
 
+# rl-zoo's MuJoCo rows' policy: log std -2, torch's init, ReLU, separate 256 x 256 networks
+MUJOCO_NET = dict(log_std_init=-2, ortho_init=False, activation_fn="relu", net_arch=dict(pi=[256, 256], vf=[256, 256]))
+
 # rl-zoo's hyperparams/ppo.yml rows (the SB3 side), with the step budget we give both trainers. `budget` is
 # rl-zoo's n_timesteps where that fits 2 cores, smaller otherwise (then the row says so in RESULTS.md).
 ZOO = {
@@ -109,9 +112,7 @@ ZOO = {
             gae_lambda=0.99,
             max_grad_norm=0.7,
             vf_coef=0.835671,
-            policy_kwargs=dict(
-                log_std_init=-2, ortho_init=False, activation_fn="relu", net_arch=dict(pi=[256, 256], vf=[256, 256])
-            ),
+            policy_kwargs=MUJOCO_NET,
         ),
     ),
 }
@@ -132,9 +133,7 @@ ZOO["HalfCheetah-v4"] = dict(
         gae_lambda=0.92,
         max_grad_norm=0.8,
         vf_coef=0.58096,
-        policy_kwargs=dict(
-            log_std_init=-2, ortho_init=False, activation_fn="relu", net_arch=dict(pi=[256, 256], vf=[256, 256])
-        ),
+        policy_kwargs=MUJOCO_NET,
     ),
 )
 ZOO["Walker2d-v4"] = dict(

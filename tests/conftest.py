@@ -57,6 +57,22 @@ def wait_for(predicate, timeout=120, interval=0.1, what="condition"):
     raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
+def kill_after_checkpoints(proc, runs_dir: Path, name: str, count: int) -> Path:
+    "SIGKILL the training process `proc` of run `name` once it has `count` step checkpoints; returns their folder."
+    import signal
+
+    try:
+        ckpt_dir = wait_for(lambda: next(runs_dir.glob(f"{name}-*/checkpoints"), None), what="a checkpoint folder")
+        wait_for(lambda: len(list(ckpt_dir.glob("step_*.pt"))) >= count, what=f"{count} checkpoints")
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == -signal.SIGKILL
+    return ckpt_dir
+
+
 def last_json(stdout: str) -> dict:
     return json.loads(stdout.strip().splitlines()[-1])
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import TINY, start_workbench, workbench, wait_for, last_json
+from conftest import TINY, kill_after_checkpoints, start_workbench, workbench, wait_for, last_json
 from workbench.train.checkpoint import load_checkpoint
 from workbench.runs.store import RunStore
 
@@ -29,15 +29,7 @@ def test_sigkill_then_resume(runs_dir):
         "--name",
         "killme",
     )
-    try:
-        ckpt_dir = wait_for(lambda: next(runs_dir.glob("killme-*/checkpoints"), None), what="a checkpoint folder")
-        wait_for(lambda: len(list(ckpt_dir.glob("step_*.pt"))) >= 2, what="two checkpoints")
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == -signal.SIGKILL
+    ckpt_dir = kill_after_checkpoints(proc, runs_dir, "killme", 2)
     run_dir = ckpt_dir.parent
 
     steps = sorted(ckpt_dir.glob("step_*.pt"))

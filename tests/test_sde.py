@@ -2,14 +2,14 @@
 redrawn every `sde_sample_freq` steps; a run killed with SIGKILL resumes with the same noise; the exported greedy
 policy ignores the noise; every network kind trains with it."""
 
-import json, signal
+import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
-from conftest import last_json, start_workbench, wait_for, workbench
+from conftest import kill_after_checkpoints, last_json, start_workbench, workbench
 from workbench.train.checkpoint import load_checkpoint
 from workbench.train.config import TrainConfig
 from workbench.train.ppo import PPOTrainer
@@ -77,16 +77,7 @@ def test_a_run_killed_with_sigkill_resumes_with_the_same_noise(runs_dir):
              "--checkpoint-every", 1, "--keep-last", 1000, "--no-anneal-lr", "--device", "cpu",
              "--runs-dir", runs_dir]  # fmt: skip
     proc = start_workbench("train", *flags, "--total-steps", 64 * 5000, "--name", "killme")
-    try:
-        ckpt_dir = wait_for(lambda: next(runs_dir.glob("killme-*/checkpoints"), None), what="a checkpoint folder")
-        wait_for(lambda: len(list(ckpt_dir.glob("step_*.pt"))) >= 3, what="three checkpoints")
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == -signal.SIGKILL
-    run_dir = ckpt_dir.parent
+    run_dir = kill_after_checkpoints(proc, runs_dir, "killme", 3).parent
     last = max(checkpoints(run_dir))
 
     r = workbench("train", "--resume", run_dir, "--total-steps", last + 128, "--quiet", "--json")
