@@ -11,6 +11,9 @@ wall time of a 2-core machine, at the cost of noisier wall-clock figures.
     python bench/zoo.py --envs Pendulum-v1 --seeds 1 2 3              # the Pendulum claim of bench/RESULTS.md
     python bench/zoo.py --seeds 1 2 3 --jobs 2                         # the whole table (an hour or more)
     python bench/zoo.py --quick                                        # smoke test: 1 seed, tiny budgets
+    python bench/zoo.py --envs Hopper-v4 Walker2d-v4 Ant-v4 HalfCheetah-v4 --jobs 2 --keep /somewhere/zoo_runs
+                                                                       # the MuJoCo rows at 1M (hours: resumable)
+    python bench/zoo.py --envs Hopper-v4 --keep /somewhere/zoo_runs --kept-only   # the table so far
 
 A finished run is kept in `--keep` (bench/out/zoo_runs) under its trainer, env, seed, budget and a hash of its
 settings, and read from there when the table is asked for again: the MuJoCo rows (hours on 2 cores) are built
