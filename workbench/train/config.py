@@ -274,7 +274,15 @@ TUNED: dict[str, dict] = {
     **{f"gym:{env}-v4": dict(num_envs=1, num_steps=2048, num_minibatches=32, update_epochs=10, learning_rate=3e-4,
                              gamma=0.99, gae_lambda=0.95, obs_norm=True, norm_reward=True, bootstrap_truncated=True,
                              clip_vloss=False, total_timesteps=1_000_000)
-       for env in ("Hopper", "HalfCheetah", "Walker2d", "Ant")},
+       for env in ("Hopper", "Walker2d", "Ant")},
+    # rl-zoo's HalfCheetah row (512-step rollouts in 8 minibatches of 64, 20 epochs, gamma 0.98, its learning rate,
+    # entropy and clip, log std -2, torch's init, 256 wide) with our tanh. Chosen on seed 4 (not a reported seed):
+    # greedy 6,206 at 1M steps against 1,676 with CleanRL's settings above (2026-11-27)
+    "gym:HalfCheetah-v4": dict(num_envs=1, num_steps=512, num_minibatches=8, update_epochs=20, gamma=0.98,
+                               gae_lambda=0.92, learning_rate=2.0633e-5, anneal_lr=False, ent_coef=0.000401762,
+                               clip_coef=0.1, max_grad_norm=0.8, vf_coef=0.58096, hidden_size=256, log_std_init=-2.0,
+                               ortho_init=False, obs_norm=True, norm_reward=True, bootstrap_truncated=True,
+                               clip_vloss=False, total_timesteps=1_000_000),
     # PufferLib's C envs at their scale: 4,096 agents in one env object, 8 minibatches x 2 epochs, a wider net.
     # squared: normalised observations (a sparse grid of 0/1/2: perf 0.50 -> 0.77 at 10M steps) and a little
     # entropy (0.001 / 0.003 / 0.01: perf 0.79 / 0.88 / 0.85 at 20M); PufferLib's gamma
