@@ -125,3 +125,18 @@ def test_the_exported_gsde_policy_is_the_greedy_policy(runs_dir, tmp_path, polic
     np.testing.assert_allclose(onnx_action, greedy, atol=1e-5)
     sampled = policy_.act(torch.as_tensor(obs), state)[0].clamp(-2, 2).numpy()
     assert np.abs(sampled - greedy).max() > 1e-3  # (and sampling does use them)
+
+
+def test_the_noise_stream_is_restored_for_its_own_run_only(tmp_path):
+    "A resume of the same run continues its generator; another run's checkpoint (PBT's exploit copies one) does not."
+    cfg = TrainConfig(**PENDULUM, total_timesteps=32)
+    source = PPOTrainer(cfg, run_dir=tmp_path / "a")
+    source.step()
+    state = source.state_dict()
+    same = PPOTrainer(cfg, run_dir=tmp_path / "a", resume=state)
+    other = PPOTrainer(cfg, run_dir=tmp_path / "b", resume=state)
+    saved = state["sde"]["generator"]
+    assert torch.equal(same.policy.head.generator.get_state(), saved)
+    assert not torch.equal(other.policy.head.generator.get_state(), saved)
+    for t in (source, same, other):
+        t.close()

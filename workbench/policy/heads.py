@@ -118,8 +118,10 @@ class SDEHead(nn.Module):
         self.generator = torch.Generator().manual_seed(int(torch.randint(2**62, ())))   # a function of torch's seed
     def forward(self, h):
         feats = h.detach()   # the std's gradient goes to logstd, not into the features
-        var = (feats * feats) @ self.logstd.exp().square()
-        return torch.cat([self.mean(h), (var + self.EPS).sqrt(), feats], -1)
+        with torch.autocast(h.device.type, enabled=False):   # in fp32 under bf16 autocast too: a sum over `hidden`
+            f = feats.float()
+            std = ((f * f) @ self.logstd.float().exp().square() + self.EPS).sqrt()
+        return torch.cat([self.mean(h), std, feats], -1)
     def _split(self, params): return params.split([self.dim, self.dim, self.hidden], -1)
     def _stats(self, mean, std, action):
         logstd = std.log()
@@ -130,7 +132,7 @@ class SDEHead(nn.Module):
         M = self.matrices
         if M is None or len(M) != len(feats):
             M = torch.randn(len(feats), self.hidden, self.dim, device=feats.device) * self.logstd.exp()
-        return torch.bmm(feats[:, None].to(M.dtype), M)[:, 0]
+        return torch.bmm(feats[:, None].to(M.dtype), M.to(feats.device))[:, 0]
     def sample(self, params, greedy: bool = False):
         mean, std, feats = self._split(params)
         action = mean if greedy else mean + self.noise(feats).to(mean.dtype)

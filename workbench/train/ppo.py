@@ -346,7 +346,10 @@ def load_state(self: PPOTrainer, state: dict) -> None:
     self.best_score = state.get("best_score")
     self.recent_returns.extend(state.get("recent_returns", []))
     if self.reward_scale and state.get("reward_scale"): self.reward_scale.load_state_dict(state["reward_scale"])
-    if self.cfg.policy.sde and state.get("sde"): self.policy.head.load_sde_state(state["sde"])
+    # gSDE's noise stream continues where this run left it (on rank 0, which saved it; not from another run's copy, as
+    # PBT's exploit gives: the two would then draw the same noise)
+    this_run = state.get("run_id") == (self.run_dir.name if self.run_dir else None)
+    if self.cfg.policy.sde and state.get("sde") and self.rank == 0 and this_run: self.policy.head.load_sde_state(state["sde"])
     if self.checkpoints: self.checkpoints.best_score = self.best_score
 
 # %% ../../nbs/05e_train.ppo.ipynb #5e9c67ae
