@@ -21,7 +21,7 @@ across sessions, and a stopped run loses only its unfinished pairs. Times are CP
 (`time.process_time`: the trainers run one thread each), which a busy or paused machine does not inflate.
 """
 
-import argparse, hashlib, json, math, os, statistics, subprocess, sys, time
+import argparse, hashlib, json, math, os, statistics, sys, time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -360,14 +360,9 @@ def kept_path(folder: str, trainer: str, env_id: str, seed: int, budget: int):
     return Path(folder) / f"{trainer}-{env_id}-seed{seed}-{budget}-{digest}.json"
 
 
-def git_commit() -> str:
-    "The commit the runs' code is at (with a '+' when the tree has changes)."
-    here = os.path.dirname(os.path.abspath(__file__))
-    run = lambda *a: subprocess.run(["git", *a], cwd=here, capture_output=True, text=True).stdout.strip()
-    return run("rev-parse", "--short", "HEAD") + ("+" if run("status", "--porcelain", "--untracked-files=no") else "")
-
-
 def main():
+    from workbench.core import atomic_write_text, code_version
+
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--envs", nargs="+", default=list(ZOO), choices=list(ZOO), metavar="ENV")
     p.add_argument("--seeds", nargs="+", type=int, default=[1, 2, 3])
@@ -410,11 +405,9 @@ def main():
         else:
             r = run_worker(__file__, ["--worker", t, e, s, b])
             r.setdefault("trainer", t), r.setdefault("env", e), r.setdefault("seed", s)
-            r["budget"], r["commit"], how = b, git_commit(), "ran"
+            r["budget"], r["commit"], how = b, code_version(), "ran"
             if kept and "error" not in r:
-                kept.parent.mkdir(parents=True, exist_ok=True)
-                kept.with_suffix(".part").write_text(json.dumps(r))
-                os.replace(kept.with_suffix(".part"), kept)
+                atomic_write_text(kept, json.dumps(r))
         done = "error" if "error" in r else f"greedy {np.mean(r['returns']):8.1f}  {r['seconds']:6.0f} s"
         print(f"{e:26s} {t:9s} seed {s}: {done} ({how})", flush=True)
         return r
