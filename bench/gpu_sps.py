@@ -62,15 +62,23 @@ class GpuSampler:
         return {"gpu_util": statistics.mean(self.util), "gpu_mem_gb": max(self.mem)}
 
 
+# Settings of a row: "+eager" is ours with the rollout's step run eagerly instead of replayed as a CUDA graph (PuffeRL
+# has no such switch: that row runs ours alone, beside the fp32 row's graphed run).
+PRECISIONS = {
+    "fp32": [],
+    "fp32+eager": ["--no-cuda-graphs"],
+    "bf16": ["--bf16"],
+    "bf16+compile": ["--bf16", "--compile"],
+}
+
+
 def run(trainer: str, num_envs: int, precision: str, args) -> dict:
     batch = num_envs * args.horizon
     updates = max(3, args.steps // batch)
     argv = ["--worker", trainer, "--threads", args.threads, "--num-envs", num_envs, "--horizon", args.horizon]
     argv += ["--minibatch", min(args.minibatch, batch), "--epochs", 1, "--updates", updates, "--lr", 1e-3]
     argv += ["--gamma", 0.99, "--gae-lambda", 0.95, "--seed", 1, "--policy", args.policy, "--env", args.env]
-    argv += ["--device", args.device] + {"fp32": [], "bf16": ["--bf16"], "bf16+compile": ["--bf16", "--compile"]}[
-        precision
-    ]
+    argv += ["--device", args.device] + PRECISIONS[precision]
     with GpuSampler() as gpu:
         t0 = time.perf_counter()
         result = run_worker(WORKER, argv, timeout=args.worker_timeout)
@@ -89,7 +97,7 @@ def main():
     p.add_argument("--threads", type=int, default=1, help="torch CPU threads in each worker")
     p.add_argument("--policy", default="mlp", choices=["mlp", "lstm"], help="lstm: ours against LSTMWrapper")
     p.add_argument(
-        "--precisions", nargs="+", default=["fp32", "bf16", "bf16+compile"], choices=["fp32", "bf16", "bf16+compile"]
+        "--precisions", nargs="+", default=["fp32", "fp32+eager", "bf16", "bf16+compile"], choices=list(PRECISIONS)
     )
     p.add_argument("--no-compile", action="store_true", help="leave out the torch.compile runs")
     p.add_argument("--worker-timeout", type=float, default=300, help="seconds before a run counts as failed")
@@ -108,7 +116,7 @@ def main():
         for precision in precisions:
             pair = {"workbench": [], "pufferlib": []}
             for _ in range(args.repeats):  # the two trainers in turn, so that a drift of the machine hits both
-                for trainer in ("workbench", "pufferlib"):
+                for trainer in ("workbench",) if "eager" in precision else ("workbench", "pufferlib"):
                     r = run(trainer, n, precision, args)
                     rows.append(r)
                     if r.get("sps"):
@@ -120,6 +128,11 @@ def main():
                         + f"  GPU {util}",
                         flush=True,
                     )
+                    if r.get("split_ms"):  # where our iteration's time went
+                        print(
+                            "             ms an iteration: "
+                            + ", ".join(f"{k} {v:.1f}" for k, v in r["split_ms"].items())
+                        )
             if pair["workbench"] and pair["pufferlib"]:
                 ours, theirs = statistics.median(pair["workbench"]), statistics.median(pair["pufferlib"])
                 print(

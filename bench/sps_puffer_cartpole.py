@@ -37,6 +37,18 @@ def steady_sps(marks) -> tuple[float, float]:
     return (sn - s0) / (tn - t0), (sn - s1) / (tn - t1)
 
 
+def time_split(perf: list) -> dict:
+    """Where an iteration's time goes, in ms (means over the steady updates): the env's steps, the policy's steps
+    (observations in, forward, sampling, the action back: the host waits there for the GPU), the rest of the rollout
+    (episode bookkeeping, advantages, Python) and the update (its host time; it ends reading its statistics)."""
+    if not perf:
+        return {}
+    mean = lambda k: 1000 * statistics.fmean(p.get(k, 0.0) for p in perf)
+    env, step, rollout, update = (mean(f"perf/{k}_time") for k in ("env", "forward", "rollout", "update"))
+    return {"env": env, "policy_step": step, "rollout_rest": rollout - env - step, "update": update,
+            "iteration": mean("perf/step_time")}  # fmt: skip
+
+
 # ----------------------------------------------------------------------------------------------
 # workbench's PPOTrainer
 # ----------------------------------------------------------------------------------------------
@@ -73,9 +85,16 @@ def run_ours(args) -> dict:
             "seed": args.seed,
             "eval_every": 0,
             "checkpoint_every": 0,
+            "cuda_graphs": not args.no_cuda_graphs,
         }
     )  # no evaluations, no files: pure training
     trainer = TimedTrainer(cfg)
+    from workbench.runs.events import Kind
+
+    perf = []  # each update's split of its time, from the trainer's own timers
+    trainer.bus.subscribe(
+        lambda e: e.kind == Kind.UPDATE and perf.append({k: v for k, v in e.data.items() if k.startswith("perf/")})
+    )
     params = sum(p.numel() for p in trainer.policy.parameters())
     summary = trainer.fit()
     # Note: puffer:cartpole resets at its 200-step cap without flagging a terminal or truncation, so our
@@ -93,6 +112,7 @@ def run_ours(args) -> dict:
         "mean_return": summary["mean_return"],
         "batch": cfg.batch_size,
         "minibatch": cfg.minibatch_size,
+        "split_ms": time_split(perf[1:] or perf),
     }
 
 
@@ -195,7 +215,7 @@ WORKER_ARGS = (
     "env",
     "device",
 )
-WORKER_FLAGS = ("bf16", "compile")
+WORKER_FLAGS = ("bf16", "compile", "no_cuda_graphs")
 
 
 def run_one(name: str, threads: int, args) -> dict:
@@ -206,7 +226,7 @@ def run_one(name: str, threads: int, args) -> dict:
         argv += [f"--{k.replace('_', '-')}", getattr(args, k)]
     if args.puffer_dashboard:
         argv.append("--puffer-dashboard")
-    argv += [f"--{f}" for f in WORKER_FLAGS if getattr(args, f)]
+    argv += [f"--{f.replace('_', '-')}" for f in WORKER_FLAGS if getattr(args, f)]
     result = {"trainer": name, "threads": threads, "sps": None}
     result.update(run_worker(__file__, argv))
     result["busy_before"] = busy
@@ -237,6 +257,9 @@ def main():
     p.add_argument("--device", default="cpu", help="cpu or cuda, both trainers (bench/gpu_sps.py runs the GPU set)")
     p.add_argument("--bf16", action="store_true", help="bf16 autocast in both (PuffeRL: precision bfloat16)")
     p.add_argument("--compile", action="store_true", help="torch.compile the policy in both")
+    p.add_argument(
+        "--no-cuda-graphs", action="store_true", help="ours: the rollout's step eagerly, not as a CUDA graph"
+    )
     p.add_argument(
         "--puffer-dashboard", action="store_true", help="keep PuffeRL's terminal dashboard on (output discarded)"
     )

@@ -6,7 +6,7 @@
 export PYTHONUNBUFFERED=1
 T0=$(date +%s)
 DEV=${DEV:-cuda}; N1=${N1:-4096}; N2=${N2:-16384}; STEPS=${STEPS:-5000000}; TS=${TS:-3000000}; PY=${PY:-python3}
-BUDGET=${BUDGET:-480}; STAGES=${STAGES:-doctor,mlp,lstm,compile,cli,dp}
+BUDGET=${BUDGET:-480}; STAGES=${STAGES:-graphs,doctor,mlp,lstm,compile,cli,dp}
 stage() { echo; echo "== $1 (at $(( $(date +%s) - T0 )) s)"; }
 lim() { local left=$(( BUDGET - ($(date +%s) - T0) )); [ $left -lt $1 ] && echo $(( left > 5 ? left : 5 )) || echo $1; }
 stage setup
@@ -14,13 +14,17 @@ source tools/gpu/setup.sh || exit 1
 nvidia-smi --query-gpu=name,driver_version,temperature.gpu,clocks.sm,power.draw,memory.total --format=csv | tee "$OUT/nvidia.txt"
 $PY -c 'import torch; print("cores", __import__("os").cpu_count(), "cudnn", torch.backends.cudnn.version())'
 
+s_graphs() {
+  stage "the rollout's step as a CUDA graph"
+  timeout $(lim 60) $PY tools/gpu/graph_check.py 2>&1 | tee "$OUT/graph_check.txt"
+}
 s_doctor() {
   stage doctor
   timeout $(lim 40) $PY -m workbench.cli doctor --device $DEV 2>&1 | tee "$OUT/doctor.txt"
 }
 s_mlp() {
   stage "gpu_sps mlp fp32, bf16"
-  timeout $(lim 170) $PY bench/gpu_sps.py --device $DEV --num-envs $N1 $N2 --precisions fp32 bf16 --steps $STEPS \
+  timeout $(lim 230) $PY bench/gpu_sps.py --device $DEV --num-envs $N1 $N2 --precisions fp32 fp32+eager bf16 --steps $STEPS \
     --worker-timeout 60 --json "$OUT/gpu_sps_mlp.json" 2>&1 | tee "$OUT/gpu_sps.txt"
 }
 s_lstm() {

@@ -11,6 +11,7 @@ from contextlib import contextmanager
 
 import torch
 from .loss import compute_gae, ppo_loss
+from .graphs import StepGraph
 from ..kernels.build import kernels_hushed, kernels_missing
 from ..kernels.fused import make_fused
 
@@ -23,13 +24,22 @@ class TorchBackend:
     name = "torch"
     play = None   # evaluation plays through the policy itself
 
-    def __init__(self, policy, optimizer: torch.optim.Optimizer, model=None, accelerator=None, roles: int = 1):
+    def __init__(self, policy, optimizer: torch.optim.Optimizer, model=None, accelerator=None, roles: int = 1,
+                 graphs: bool = False):
         self.policy, self.optimizer, self.roles = policy, optimizer, roles
         self.model = model if model is not None else policy   # what the update's forward pass runs (compiled, DDP)
         self.accelerator = accelerator
+        self.graphs, self.step_graph = graphs and not policy.recurrent, None   # `graphs.StepGraph`: CUDA, no state
 
     def act(self, x, state, actions, logprobs, values):
         "Sample every env's action at `x` into the rollout's rows `actions`, `logprobs`, `values`; returns the next state."
+        if self.graphs and state is None and x.is_cuda:
+            if self.step_graph is None or self.step_graph.x.shape != x.shape:
+                self.step_graph = StepGraph(self.policy, x)
+                if self.step_graph.why:
+                    print(f"workbench: the rollout's step runs eagerly ({self.step_graph.why})", file=sys.stderr)
+            self.step_graph(x, actions, logprobs, values)
+            return None
         params, value, state = self.policy(x, state)
         action, logprob = self.policy.head.sample(params)
         actions.copy_(action); logprobs.copy_(logprob); values.copy_(value)
@@ -133,7 +143,8 @@ def make_backend(policy, optimizer: torch.optim.Optimizer, cfg, model=None, acce
     why = ("bf16 autocast" if run.bf16 else "torch.compile" if run.compile else "a policy per role" if roles > 1
            else "torch DDP" if distributed else "the C kernels have no state-dependent exploration (--sde)" if cfg.policy.sde
            else None)
-    if want == "torch": return TorchBackend(policy, optimizer, model, accelerator, roles)
+    graphs = run.cuda_graphs and not cfg.policy.sde   # (gSDE's matrices are new tensors at each draw)
+    if want == "torch": return TorchBackend(policy, optimizer, model, accelerator, roles, graphs)
     with kernels_hushed() if want == "c" else contextlib.nullcontext([]) as unbuilt:   # "c" says why in its refusal
         kernels = None if why else make_fused(policy, optimizer)
     if kernels is not None: return CBackend(kernels)
@@ -147,7 +158,7 @@ def make_backend(policy, optimizer: torch.optim.Optimizer, cfg, model=None, acce
     if cpu32 and why not in _SAID and _kernels_wanted() and not missing:
         _SAID.add(why)
         print(f"workbench: training on the torch backend ({why}); the C kernels would be faster", file=sys.stderr)
-    return TorchBackend(policy, optimizer, model, accelerator, roles)
+    return TorchBackend(policy, optimizer, model, accelerator, roles, graphs)
 
 def _kernels_wanted() -> bool:
     return os.environ.get("WORKBENCH_KERNELS") != "0"   # 0: the torch backend chosen on purpose, nothing to say

@@ -90,6 +90,8 @@ class RunConfig:
     "bf16 autocast for the update's forward passes"
     compile: bool = False
     "torch.compile the policy"
+    cuda_graphs: bool = True
+    "CUDA: replay the rollout's policy step as a CUDA graph (policies without state; `train.graphs`)"
     learner: Literal["auto", "c", "torch"] = "auto"
     "the learner's backend (`train.backend`): auto (C kernels where they take the run, else torch), c (only C) or torch"
     grad_sync: Literal["auto", "ddp"] = "auto"

@@ -42,12 +42,27 @@ class RolloutBuffer:
         self.host = host and torch.device(device).type == "cpu"
         names = ("obs", "starts", "rewards", "dones", "actions")
         self.arrays = {k: getattr(self, k).numpy() for k in names} if self.host else None
+        # On CUDA, a step's arrays go through page-locked host buffers, copied without blocking the host (a pageable
+        # array is staged and waited for). Reusing them each step is safe: the action's copy back, every step, waits
+        # for the stream, and with it for the copies in before it.
+        self.pinned = None
+        if torch.device(device).type == "cuda":
+            pin = lambda *shape, dtype=torch.float32: torch.empty(num_envs, *shape, dtype=dtype, pin_memory=True)
+            self.pinned = {"obs": pin(obs_dim), "rewards": pin(), "dones": pin(),
+                           "actions": pin(*action_shape, dtype=action_dtype)}
+            self.staged = {k: v.numpy() for k, v in self.pinned.items()}
 
     def put_obs(self, t: int, obs: np.ndarray, policy) -> torch.Tensor:
         "Row t's observations (as `policy` reads them) and episode starts; returns the policy's input."
         if self.host:   # (numpy's indexing, not torch's: this runs every step)
             self.arrays["obs"][t] = obs.reshape(len(obs), -1)   # cast as `preprocess` casts
             self.arrays["starts"][t] = self.arrays["dones"][t - 1] if t else self.next_start.numpy()
+        elif self.pinned is not None:   # CUDA: in through the pinned buffer, normalised on the device
+            np.copyto(self.staged["obs"], obs.reshape(len(obs), -1), casting="unsafe")
+            row = self.obs[t]
+            row.copy_(self.pinned["obs"], non_blocking=True)
+            if policy.cfg.obs_norm: policy.update_obs_norm(row); row.copy_(policy.preprocess(row))
+            self.starts[t] = self.dones[t - 1] if t else self.next_start
         else:
             raw = torch.from_numpy(obs)
             policy.update_obs_norm(raw)
@@ -58,6 +73,11 @@ class RolloutBuffer:
     def put_env(self, t: int, rewards: np.ndarray, dones: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
         "Row t's rewards and episode ends, as the env returned them; returns both rows."
         if self.host: self.arrays["rewards"][t], self.arrays["dones"][t] = rewards, dones
+        elif self.pinned is not None:
+            np.copyto(self.staged["rewards"], rewards, casting="unsafe")
+            np.copyto(self.staged["dones"], dones, casting="unsafe")
+            self.rewards[t].copy_(self.pinned["rewards"], non_blocking=True)
+            self.dones[t].copy_(self.pinned["dones"], non_blocking=True)
         else:
             self.rewards[t] = torch.from_numpy(rewards).to(self.rewards.device, non_blocking=True)
             self.dones[t] = torch.from_numpy(dones).to(self.dones.device, dtype=torch.float32)
@@ -65,7 +85,11 @@ class RolloutBuffer:
 
     def action_row(self, t: int) -> np.ndarray:
         "Row t's actions as the env takes them."
-        return self.arrays["actions"][t] if self.host else self.actions[t].cpu().numpy()
+        if self.host: return self.arrays["actions"][t]
+        if self.pinned is None: return self.actions[t].cpu().numpy()
+        self.pinned["actions"].copy_(self.actions[t], non_blocking=True)
+        torch.cuda.current_stream(self.actions.device).synchronize()
+        return self.staged["actions"]
 
     def end(self) -> None:
         "After the last step: the next rollout starts where this one's episodes ended."
