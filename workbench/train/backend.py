@@ -29,17 +29,16 @@ class TorchBackend:
         self.policy, self.optimizer, self.roles = policy, optimizer, roles
         self.model = model if model is not None else policy   # what the update's forward pass runs (compiled, DDP)
         self.accelerator = accelerator
-        self.graphs, self.step_graph = graphs and not policy.recurrent, None   # `graphs.StepGraph`: CUDA, no state
+        self.graphs, self.step_graph = graphs, None   # `graphs.StepGraph` on CUDA
 
     def act(self, x, state, actions, logprobs, values):
         "Sample every env's action at `x` into the rollout's rows `actions`, `logprobs`, `values`; returns the next state."
-        if self.graphs and state is None and x.is_cuda:
+        if self.graphs and x.is_cuda:
             if self.step_graph is None or self.step_graph.x.shape != x.shape:
-                self.step_graph = StepGraph(self.policy, x)
+                self.step_graph = StepGraph(self.policy, x, state)
                 if self.step_graph.why:
                     print(f"workbench: the rollout's step runs eagerly ({self.step_graph.why})", file=sys.stderr)
-            self.step_graph(x, actions, logprobs, values)
-            return None
+            return self.step_graph(x, state, actions, logprobs, values)
         params, value, state = self.policy(x, state)
         action, logprob = self.policy.head.sample(params)
         actions.copy_(action); logprobs.copy_(logprob); values.copy_(value)

@@ -11,19 +11,22 @@ __all__ = ['StepGraph']
 
 # %% ../../nbs/05c_train.graphs.ipynb #14671fab
 class StepGraph:
-    """The rollout step `policy(x) -> sample -> (action, logprob, value)` for a fixed batch shape `example`: on CUDA
-    captured once as a CUDA graph and replayed; elsewhere (or if capture fails) run eagerly. `why` says why not graphed."""
-    def __init__(self, policy, example: torch.Tensor, capture: bool = True, warmup: int = 3):
+    """The rollout step `policy(x, state) -> sample -> (action, logprob, value, new state)` for the fixed shapes of
+    `example` and `state`: on CUDA captured once as a CUDA graph and replayed; elsewhere (or if capture fails) run
+    eagerly. `why` says why not graphed. The new state it returns is the graph's own output: valid until the next call
+    (the trainer's `reset_state` makes new tensors of it, and a rollout's initial state is a clone)."""
+    def __init__(self, policy, example: torch.Tensor, state=None, capture: bool = True, warmup: int = 3):
         self.policy, self.graph = policy, None
-        self.x = torch.zeros_like(example)   # the static input: every call copies into it
+        self.x = torch.zeros_like(example)   # the static inputs: every call copies into them
+        self.state = None if state is None else tuple(torch.zeros_like(s) for s in state)
         self.why = self._capture(warmup) if capture else "not asked"
         if self.graph is None: self.out = self._step()
 
     @torch.no_grad()
     def _step(self) -> tuple:
-        params, value, _ = self.policy(self.x, None)
+        params, value, new_state = self.policy(self.x, self.state)
         action, logprob = self.policy.head.sample(params)
-        return action, logprob, value
+        return action, logprob, value, new_state
 
     def _capture(self, warmup: int):
         "Capture the step (after `warmup` eager runs on a side stream, as torch's docs ask); None, or why not."
@@ -40,9 +43,11 @@ class StepGraph:
         except Exception as e:   # an op that cannot be captured: the eager step
             return f"capture failed: {type(e).__name__}: {str(e).splitlines()[0][:120] if str(e) else ''}"
 
-    def __call__(self, x, actions, logprobs, values) -> None:
-        "The step of observations `x` (the shape of `example`), its results written into `actions`, `logprobs`, `values`."
+    def __call__(self, x, state, actions, logprobs, values):
+        "The step of `x` and `state`: its action, log-prob and value written into the rows given; returns the new state."
         self.x.copy_(x, non_blocking=True)
+        for static, s in zip(self.state or (), state or ()): static.copy_(s, non_blocking=True)
         if self.graph is not None: self.graph.replay()
         else: self.out = self._step()
         for row, out in zip((actions, logprobs, values), self.out): row.copy_(out, non_blocking=True)
+        return self.out[3]
