@@ -6,7 +6,7 @@
 export PYTHONUNBUFFERED=1
 T0=$(date +%s)
 DEV=${DEV:-cuda}; N1=${N1:-4096}; N2=${N2:-16384}; STEPS=${STEPS:-5000000}; TS=${TS:-3000000}; PY=${PY:-python3}
-BUDGET=${BUDGET:-480}; STAGES=${STAGES:-graphs,doctor,mlp,lstm,compile,cli,dp}
+BUDGET=${BUDGET:-480}; STAGES=${STAGES:-graphs,mlp,lstm,learn,doctor,compile,cli,dp}
 stage() { echo; echo "== $1 (at $(( $(date +%s) - T0 )) s)"; }
 lim() { local left=$(( BUDGET - ($(date +%s) - T0) )); [ $left -lt $1 ] && echo $(( left > 5 ? left : 5 )) || echo $1; }
 stage setup
@@ -17,6 +17,17 @@ $PY -c 'import torch; print("cores", __import__("os").cpu_count(), "cudnn", torc
 s_graphs() {
   stage "the rollout's step as a CUDA graph"
   timeout $(lim 60) $PY tools/gpu/graph_check.py 2>&1 | tee "$OUT/graph_check.txt"
+}
+s_learn() {
+  stage "the same runs still learn: puffer:cartpole, 3 seeds, the rollout's step graphed and eager"
+  R=/tmp/learn; rm -rf $R
+  for seed in 1 2 3; do for g in cuda-graphs no-cuda-graphs; do
+    timeout $(lim 40) $PY -m workbench.cli train --env puffer:cartpole --num-envs $N1 --device $DEV --seed $seed \
+      --total-timesteps ${LEARN_STEPS:-2000000} --eval-every 0 --runs-dir $R/$g --name s$seed --quiet --json --$g >/dev/null 2>&1
+    RUN=$(ls -d $R/$g/s$seed-*/ | head -1)
+    echo "seed $seed $g: $(timeout $(lim 30) $PY -m workbench.cli eval "$RUN" --device $DEV --episodes 100 --json 2>/dev/null \
+      | $PY -c 'import json, sys; r = json.loads(sys.stdin.read().strip().splitlines()[-1]); print("greedy", round(r["mean_return"], 1))')"
+  done; done | tee "$OUT/learn.txt"
 }
 s_doctor() {
   stage doctor
