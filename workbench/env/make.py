@@ -107,23 +107,25 @@ class TimeLimitFlags:
     def __init__(self, vecenv, limit: int):
         self.vecenv, self.limit = vecenv, limit
         self.length = np.zeros(vecenv.num_agents, dtype=np.int64)
-        self.truncations = np.zeros(vecenv.num_agents, dtype=bool)
+        self.fresh = np.ones(vecenv.num_agents, dtype=bool)   # agents whose next receipt is their reset, not a step
     def __getattr__(self, name): return getattr(self.vecenv, name)
     def async_reset(self, seed=None):
-        self.length[:] = 0; self._after_reset = True
+        self.length[:] = 0; self.fresh[:] = True
         return self.vecenv.async_reset(seed)
     def send(self, actions): return self.vecenv.send(actions)
     def recv(self):
-        obs, rewards, terminals, truncations, *rest = self.vecenv.recv()
-        if getattr(self, "_after_reset", False):
-            self._after_reset = False
-            return (obs, rewards, terminals, truncations, *rest)
-        self.length += 1
-        np.logical_or(truncations, (self.length >= self.limit) & ~terminals.astype(bool), out=self.truncations)
-        self.length[terminals.astype(bool) | self.truncations] = 0
-        return (obs, rewards, terminals, self.truncations, *rest)
+        "The wrapped env's receipt, with truncations set at the cap (for the agents it returns: all, or a batch of them)."
+        obs, rewards, terminals, truncations, infos, ids, *rest = got = self.vecenv.recv()
+        batch = slice(None) if len(ids) == len(self.length) else slice(ids[0], ids[-1] + 1)   # (a batch is contiguous)
+        if self.fresh[batch].all():
+            self.fresh[batch] = False
+            return got
+        length = self.length[batch]
+        length += 1
+        cut = np.logical_or(truncations, (length >= self.limit) & ~terminals.astype(bool))
+        length[terminals.astype(bool) | cut] = 0
+        return (obs, rewards, terminals, cut, infos, ids, *rest)
     def close(self): return self.vecenv.close()
-
 
 # %% ../../nbs/01c_env.make.ipynb #eee93292
 Backend = Literal["serial", "multiprocessing"]
@@ -139,6 +141,8 @@ class EnvConfig:
     "vectorisation backend: serial or multiprocessing"
     num_workers: Optional[int] = None
     "worker processes for the multiprocessing backend (None: as many as cores, dividing the envs)"
+    env_batches: int = 1
+    "batches of envs stepped in turn (2: one half's workers step while the policy acts for the other; multiprocessing)"
 
     @property
     def spec(self) -> EnvSpec:
@@ -153,6 +157,12 @@ class EnvConfig:
             raise ConfigError(f"num_workers must be at least 1, got {self.num_workers}")
         if self.num_workers is not None and self.num_envs % self.num_workers:
             raise ConfigError(f"num_envs ({self.num_envs}) must be divisible by num_workers ({self.num_workers})")
+        if self.env_batches < 1: raise ConfigError(f"env_batches must be at least 1, got {self.env_batches}")
+        if self.env_batches > 1 and self.backend != "multiprocessing":
+            raise ConfigError(f"env_batches {self.env_batches} steps batches of envs in worker processes: "
+                              "it needs --backend multiprocessing")
+        if self.env_batches > 1 and self.num_workers is not None and self.num_workers % self.env_batches:
+            raise ConfigError(f"num_workers ({self.num_workers}) must be divisible by env_batches ({self.env_batches})")
 
 def _default_workers(copies: int) -> int:
     cores = os.cpu_count() or 1
@@ -200,12 +210,14 @@ def agents_per_env(spec: Union[str, EnvSpec], **env_kwargs) -> int:
     source, creator, native = resolve_env(spec)
     return _grouping(source, creator, native, {**spec.kwargs, **env_kwargs})[0]
 
+# %% ../../nbs/01c_env.make.ipynb #73b35170
 def make_env(spec: Union[str, EnvSpec] = "gym:CartPole-v1", num_envs: int = 8, backend: Backend = "serial",
-             num_workers: Optional[int] = None, seed: int = 0, **env_kwargs):
+             num_workers: Optional[int] = None, seed: int = 0, batches: int = 1, **env_kwargs):
     """A vectorised PufferLib env for `spec` with `num_envs` agents on `backend` (a multiple of the agents in one env
     for multi-agent envs). `env_agents` (agents in one env) and `agent_names` say how they group. Close it when done,
-    or use `opened_env`."""
-    EnvConfig(str(spec), num_envs, backend, num_workers)  # validates sizes
+    or use `opened_env`. With `batches` > 1 the workers come in that many batches: `recv` returns one batch's agents
+    (contiguous, in turn: 0, 1, ..., 0, ...) and `send` steps that batch, while the others step on (PufferLib's EnvPool)."""
+    EnvConfig(str(spec), num_envs, backend, num_workers, batches)  # validates sizes
     spec = parse_spec(spec)
     source, creator, native = resolve_env(spec)
     env_kwargs = {**spec.kwargs, **env_kwargs}
@@ -219,6 +231,8 @@ def make_env(spec: Union[str, EnvSpec] = "gym:CartPole-v1", num_envs: int = 8, b
     workers = 1 if backend == "serial" else num_workers or _default_workers(copies)
     if copies % workers:
         raise EnvError(f"{str(spec)!r}: {copies} envs of {group} agents cannot be split over {workers} workers")
+    if workers % batches:
+        raise EnvError(f"{str(spec)!r}: {workers} workers cannot be split into {batches} batches (set --num-workers)")
     args = None
     if native:
         copies, kwargs = workers, dict(env_kwargs, num_envs=copies // workers)
@@ -233,7 +247,7 @@ def make_env(spec: Union[str, EnvSpec] = "gym:CartPole-v1", num_envs: int = 8, b
             creator = [functools.partial(in_worker, c, os.getpid()) for c in creator] if isinstance(creator, list) \
                 else functools.partial(in_worker, creator, os.getpid())
             vecenv = pufferlib.vector.make(creator, env_args=args, env_kwargs=kwargs, num_envs=copies, num_workers=workers,
-                                           batch_size=copies, backend=pufferlib.vector.Multiprocessing,
+                                           batch_size=copies // batches, backend=pufferlib.vector.Multiprocessing,
                                            seed=seed, overwork=True)
             close_at_exit(vecenv)
     except pufferlib.APIUsageError as e:

@@ -239,6 +239,8 @@ class TrainConfig(Sections):
                               f"num_envs {n} must be divisible by num_minibatches {m}")
         if self.ppo.sde_sample_freq is not None and not self.policy.sde:
             raise ConfigError("sde_sample_freq applies to state-dependent exploration: add --sde")
+        if self.policy.sde and self.env.env_batches > 1:
+            raise ConfigError("--sde draws every env's noise matrix at once: it runs with env_batches 1")
 
 LIVE_HPARAMS = tuple(f.name for f in dataclasses.fields(PPOConfig) if f.metadata.get("live"))
 KNOBS = {f.name: f.metadata["slider"] for f in dataclasses.fields(PPOConfig) if f.metadata.get("slider")}

@@ -65,16 +65,16 @@ class RewardScale:
         self.stats = RunningNorm(1, eps=eps, dtype=torch.float64).to(device)   # of the discounted return
 
     @torch.no_grad()
-    def __call__(self, rewards: torch.Tensor, dones: torch.Tensor) -> torch.Tensor:
-        "Scaled `rewards` (num_envs,); `dones` (float) marks envs whose episode ended at this step."
-        self.ret.mul_(self.gamma).add_(rewards)
-        self.stats.update(self.ret.unsqueeze(-1))
-        self.ret.mul_(1.0 - dones.double())
+    def __call__(self, rewards: torch.Tensor, dones: torch.Tensor, cols: slice = slice(None)) -> torch.Tensor:
+        "Scaled `rewards` of the envs `cols` (all by default); `dones` (float) marks envs whose episode ended at this step."
+        ret = self.ret[cols]   # (a view: updated in place)
+        ret.mul_(self.gamma).add_(rewards)
+        self.stats.update(ret.unsqueeze(-1))
+        ret.mul_(1.0 - dones.double())
         return (rewards / (self.stats.var + self.eps).sqrt().float()).clamp(-self.clip, self.clip)
 
     def state_dict(self) -> dict: return self.stats.state_dict()
     def load_state_dict(self, state: dict) -> None: self.stats.load_state_dict(state)
-
 
 # %% ../../nbs/05c_train.loss.ipynb #a85d2311
 def group_advantages(rewards: torch.Tensor, groups: Sequence, scale: str = "group", eps: float = 1e-4) -> tuple:

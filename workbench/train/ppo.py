@@ -22,78 +22,10 @@ from .checkpoint import CheckpointManager, rng_state, set_rng_state
 from ..judge.episodes import episode_stats, evaluate_policy, tally_infos
 from .loss import PPOStats, RewardScale
 from .backend import make_adam, make_backend
+from .rollout import ALL, RolloutBuffer, Tally, bootstrap_values, collect_in_batches, put_state, state_cols
 
 # %% auto #0
-__all__ = ['RolloutBuffer', 'PPOTrainer']
-
-# %% ../../nbs/05e_train.ppo.ipynb #62434e6b
-class RolloutBuffer:
-    "Preallocated (num_steps, num_envs, ...) tensors for one rollout, and the writes of each step into them."
-    def __init__(self, num_steps: int, num_envs: int, obs_dim: int, action_shape: tuple, action_dtype, device,
-                 state_example=None, recurrent: bool = False, host: bool = False):
-        z = lambda *shape, dtype=torch.float32: torch.zeros(num_steps, num_envs, *shape, dtype=dtype, device=device)
-        self.obs, self.actions = z(obs_dim), z(*action_shape, dtype=action_dtype)
-        self.logprobs, self.rewards, self.dones, self.values, self.starts = z(), z(), z(), z(), z()
-        self.states = z(*state_example.shape[1:]) if state_example is not None and not recurrent else None
-        self.initial_state = None
-        self.next_start = torch.ones(num_envs, device=device)   # the first observation of the next rollout begins an episode
-        # On a CPU, with observations the policy reads as they are (no running normalisation), a step's arrays go in
-        # through numpy: each torch operation costs microseconds, and a step of a few envs is itself tens of them
-        self.host = host and torch.device(device).type == "cpu"
-        names = ("obs", "starts", "rewards", "dones", "actions")
-        self.arrays = {k: getattr(self, k).numpy() for k in names} if self.host else None
-        # On CUDA, a step's arrays go through page-locked host buffers, copied without blocking the host (a pageable
-        # array is staged and waited for). Reusing them each step is safe: the action's copy back, every step, waits
-        # for the stream, and with it for the copies in before it.
-        self.pinned = None
-        if torch.device(device).type == "cuda":
-            pin = lambda *shape, dtype=torch.float32: torch.empty(num_envs, *shape, dtype=dtype, pin_memory=True)
-            self.pinned = {"obs": pin(obs_dim), "rewards": pin(), "dones": pin(),
-                           "actions": pin(*action_shape, dtype=action_dtype)}
-            self.staged = {k: v.numpy() for k, v in self.pinned.items()}
-
-    def put_obs(self, t: int, obs: np.ndarray, policy) -> torch.Tensor:
-        "Row t's observations (as `policy` reads them) and episode starts; returns the policy's input."
-        if self.host:   # (numpy's indexing, not torch's: this runs every step)
-            self.arrays["obs"][t] = obs.reshape(len(obs), -1)   # cast as `preprocess` casts
-            self.arrays["starts"][t] = self.arrays["dones"][t - 1] if t else self.next_start.numpy()
-        elif self.pinned is not None:   # CUDA: in through the pinned buffer, normalised on the device
-            np.copyto(self.staged["obs"], obs.reshape(len(obs), -1), casting="unsafe")
-            row = self.obs[t]
-            row.copy_(self.pinned["obs"], non_blocking=True)
-            if policy.cfg.obs_norm: policy.update_obs_norm(row); row.copy_(policy.preprocess(row))
-            self.starts[t] = self.dones[t - 1] if t else self.next_start
-        else:
-            raw = torch.from_numpy(obs)
-            policy.update_obs_norm(raw)
-            self.obs[t] = policy.preprocess(raw).to(self.obs.device, non_blocking=True)
-            self.starts[t] = self.dones[t - 1] if t else self.next_start
-        return self.obs[t]
-
-    def put_env(self, t: int, rewards: np.ndarray, dones: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
-        "Row t's rewards and episode ends, as the env returned them; returns both rows."
-        if self.host: self.arrays["rewards"][t], self.arrays["dones"][t] = rewards, dones
-        elif self.pinned is not None:
-            np.copyto(self.staged["rewards"], rewards, casting="unsafe")
-            np.copyto(self.staged["dones"], dones, casting="unsafe")
-            self.rewards[t].copy_(self.pinned["rewards"], non_blocking=True)
-            self.dones[t].copy_(self.pinned["dones"], non_blocking=True)
-        else:
-            self.rewards[t] = torch.from_numpy(rewards).to(self.rewards.device, non_blocking=True)
-            self.dones[t] = torch.from_numpy(dones).to(self.dones.device, dtype=torch.float32)
-        return self.rewards[t], self.dones[t]
-
-    def action_row(self, t: int) -> np.ndarray:
-        "Row t's actions as the env takes them."
-        if self.host: return self.arrays["actions"][t]
-        if self.pinned is None: return self.actions[t].cpu().numpy()
-        self.pinned["actions"].copy_(self.actions[t], non_blocking=True)
-        torch.cuda.current_stream(self.actions.device).synchronize()
-        return self.staged["actions"]
-
-    def end(self) -> None:
-        "After the last step: the next rollout starts where this one's episodes ended."
-        self.next_start = self.dones[-1].clone()
+__all__ = ['PPOTrainer']
 
 # %% ../../nbs/05e_train.ppo.ipynb #49d2a44e
 class PPOTrainer(Trainer):
@@ -119,7 +51,7 @@ class PPOTrainer(Trainer):
         self.main = self.accelerator.is_main_process
         seed_everything(cfg.run.seed + 1000 * self.rank)
         self.vecenv = vecenv or make_env(cfg.env.env, cfg.env.num_envs, cfg.env.backend, cfg.env.num_workers,
-                                         seed=cfg.run.seed + 100_000 * self.rank)
+                                         seed=cfg.run.seed + 100_000 * self.rank, batches=cfg.env.env_batches)
         self.spaces = describe_spaces(self.vecenv)
         names = self.vecenv.agent_names
         # the agents of one env play these roles in turn; minibatches keep them together (row i is role i % k)
@@ -198,22 +130,28 @@ class PPOTrainer(Trainer):
     def _lr_factor(self, update: int) -> float:
         return 1.0 - update / self.cfg.num_updates if self.cfg.ppo.anneal_lr else 1.0
 
-    def _build_buffer(self):
-        "Allocate the rollout buffer and reset the envs (seeded past the steps a resumed run has taken)."
-        space, n = self.vecenv.single_action_space, self.cfg.env.num_envs
-        self.continuous = is_continuous(space)
-        if self.continuous: self.action_low, self.action_high = space.low, space.high
-        check_memory(f"the rollout buffer ({self.cfg.ppo.num_steps:,} steps x {n:,} envs x {self.policy.obs_dim} observations)",
-                     self.cfg.ppo.num_steps * n * (self.policy.obs_dim + 8) * 4)
-        example = self.policy.initial_state(n, self.device)
-        state_example = example[0] if isinstance(example, tuple) else example
-        self.buffer = RolloutBuffer(self.cfg.ppo.num_steps, n, self.policy.obs_dim, tuple(space.shape),
-                                    torch.float32 if self.continuous else torch.int64, self.device,
-                                    state_example, self.policy.recurrent, host=not self.cfg.policy.obs_norm)
-        self.ep_return, self.ep_length = np.zeros(n), np.zeros(n, dtype=np.int64)
-        self.state = example
-        self.vecenv.async_reset(self.cfg.run.seed + 100_000 * self.rank + self.global_step)
-        self.next_obs = self.vecenv.recv()[0]
+# %% ../../nbs/05e_train.ppo.ipynb #d9bd6546
+@patch
+def _build_buffer(self: PPOTrainer):
+    "Allocate the rollout buffer and reset the envs (seeded past the steps a resumed run has taken)."
+    space, n = self.vecenv.single_action_space, self.cfg.env.num_envs
+    self.continuous = is_continuous(space)
+    if self.continuous: self.action_low, self.action_high = space.low, space.high
+    check_memory(f"the rollout buffer ({self.cfg.ppo.num_steps:,} steps x {n:,} envs x {self.policy.obs_dim} observations)",
+                 self.cfg.ppo.num_steps * n * (self.policy.obs_dim + 8) * 4)
+    example = self.policy.initial_state(n, self.device)
+    state_example = example[0] if isinstance(example, tuple) else example
+    buffer = lambda steps: RolloutBuffer(steps, n, self.policy.obs_dim, tuple(space.shape),
+                                         torch.float32 if self.continuous else torch.int64, self.device,
+                                         state_example, self.policy.recurrent, host=not self.cfg.policy.obs_norm)
+    self.buffer = buffer(self.cfg.ppo.num_steps)
+    self.ep_return, self.ep_length = np.zeros(n), np.zeros(n, dtype=np.int64)
+    self.state = example
+    self.vecenv.async_reset(self.cfg.run.seed + 100_000 * self.rank + self.global_step)
+    self.next_obs, *_, ids, _ = self.vecenv.recv()
+    if self.cfg.env.env_batches > 1:   # (`rollout.collect_in_batches`): the first batch in hand, the others' resets to come
+        self.extra, self.carried, self.fresh = buffer(1), {}, set(range(1, self.cfg.env.env_batches))
+        self.held = (int(ids[0]) // (n // self.cfg.env.env_batches), self.next_obs)
 
 # %% ../../nbs/05e_train.ppo.ipynb #b9abfc64
 @patch
@@ -221,50 +159,71 @@ class PPOTrainer(Trainer):
 def collect_rollout(self: PPOTrainer) -> dict:
     "Fill the buffer with `num_steps` steps of every env; returns timing and episode stats."
     b, policy, ppo = self.buffer, self.policy, self.cfg.ppo
+    if self.cfg.env.env_batches > 1: return self._rollout_stats(collect_in_batches(self))
     if policy.recurrent: b.initial_state = tuple(s.clone() for s in self.state)
-    finished, info_sums, info_counts = [], collections.defaultdict(float), collections.defaultdict(float)
-    env_time = forward_time = 0.0
+    tally = Tally()
     redraw = (ppo.sde_sample_freq or ppo.num_steps) if self.cfg.policy.sde else 0   # gSDE: steps between draws
     for t in range(ppo.num_steps):
-        t0 = time.perf_counter()
         if redraw and t % redraw == 0: policy.head.resample(self.cfg.env.num_envs)
-        x = b.put_obs(t, self.next_obs, policy)
-        if b.states is not None: b.states[t] = self.state
-        self.state = self.learner.act(x, self.state, b.actions[t], b.logprobs[t], b.values[t])
-        a = b.action_row(t)
-        if self.continuous: a = np.clip(a, self.action_low, self.action_high)
-        t1 = time.perf_counter()
-        self.vecenv.send(a)
+        self.act_and_send(t, self.next_obs, tally)
+        t0 = time.perf_counter()
         self.next_obs, rewards, terminals, truncations, infos, _, masks = self.vecenv.recv()
-        t2 = time.perf_counter()
-        done = terminals | truncations
-        row, done_t = b.put_env(t, rewards, done)
-        r = row
-        if self.reward_scale: r = self.reward_scale(r, done_t)
-        if ppo.bootstrap_truncated and truncations.any():   # cut, not ended: V(s_t) stands in for V(s_t+1)
-            r = r + ppo.gamma * b.values[t] * torch.from_numpy(truncations & ~terminals).to(self.device)
-        if r is not row: b.rewards[t] = r
-        self._end_episodes(rewards, done, masks, done_t, finished)
-        if any(infos): tally_infos(infos, info_sums, info_counts)
-        forward_time += t1 - t0; env_time += t2 - t1
+        tally.env += time.perf_counter() - t0
+        self.receive(t, rewards, terminals, truncations, infos, masks, tally)
     b.end()
-    self.global_step += ppo.num_steps * self.cfg.env.num_envs * self.accelerator.num_processes
-    self.episodes += len(finished)
-    for ret, *_ in finished: self.recent_returns.append(float(ret))
-    stats = {"perf/env_time": env_time, "perf/forward_time": forward_time}
-    if finished: stats.update(episode_stats(finished, self.vecenv.agent_names))
-    stats.update({f"env/{k}": info_sums[k] / info_counts[k] for k in info_sums})
-    return stats
+    return self._rollout_stats(tally)
 
 @patch
-def _end_episodes(self: PPOTrainer, rewards, done, masks, done_t, finished: list) -> None:
+def act_and_send(self: PPOTrainer, t: int, obs, tally: Tally, cols: slice = ALL, b: Optional[RolloutBuffer] = None):
+    "Row t of the envs `cols`: their observations into the buffer `b`, the actions sampled into its rows and sent."
+    b, t0 = b or self.buffer, time.perf_counter()
+    x = b.put_obs(t, obs, self.policy, cols)
+    state = state_cols(self.state, cols)
+    if b.states is not None: b.states[t, cols] = state
+    self.state = put_state(self.state, cols, self.learner.act(x, state, b.actions[t, cols], b.logprobs[t, cols],
+                                                              b.values[t, cols]))
+    a = b.action_row(t, cols)
+    if self.continuous: a = np.clip(a, self.action_low, self.action_high)
+    t1 = time.perf_counter()
+    self.vecenv.send(a)
+    tally.forward += t1 - t0; tally.env += time.perf_counter() - t1
+
+@patch
+def receive(self: PPOTrainer, t: int, rewards, terminals, truncations, infos, masks, tally: Tally, cols: slice = ALL):
+    "Row t's results for the envs `cols`: rewards (scaled, truncations bootstrapped), episode ends, infos."
+    ppo, b = self.cfg.ppo, self.buffer
+    done = terminals | truncations
+    row, done_t = b.put_env(t, rewards, done, cols)
+    r = row
+    if self.reward_scale: r = self.reward_scale(r, done_t, cols)
+    if ppo.bootstrap_truncated and truncations.any():   # cut, not ended: V(s_t) stands in for V(s_t+1)
+        r = r + ppo.gamma * b.values[t, cols] * torch.from_numpy(truncations & ~terminals).to(self.device)
+    if r is not row: b.rewards[t, cols] = r
+    self._end_episodes(rewards, done, masks, done_t, tally.finished, cols)
+    if any(infos): tally_infos(infos, tally.sums, tally.counts)
+
+@patch
+def _end_episodes(self: PPOTrainer, rewards, done, masks, done_t, finished: list, cols: slice = ALL) -> None:
     "Sum each env's return and length; at an episode's end record them (per agent) and reset a recurrent state."
-    self.ep_return += rewards; self.ep_length += 1
+    ret, length = self.ep_return[cols], self.ep_length[cols]   # (views)
+    ret += rewards; length += 1
     if not done.any(): return
     for i in np.flatnonzero(done & masks):   # an agent out of a multi-agent episode waits, masked
-        finished.append((self.ep_return[i], self.ep_length[i], i % self.vecenv.env_agents))
-    self.ep_return[done] = 0; self.ep_length[done] = 0
-    if self.state is not None: self.state = self.policy.reset_state(self.state, done_t)
+        finished.append((ret[i], length[i], ((cols.start or 0) + i) % self.vecenv.env_agents))
+    ret[done] = 0; length[done] = 0
+    if self.state is not None:
+        self.state = put_state(self.state, cols, self.policy.reset_state(state_cols(self.state, cols), done_t))
+
+@patch
+def _rollout_stats(self: PPOTrainer, tally: Tally) -> dict:
+    "Count the rollout's steps and episodes; its stats."
+    self.global_step += self.cfg.ppo.num_steps * self.cfg.env.num_envs * self.accelerator.num_processes
+    self.episodes += len(tally.finished)
+    for ret, *_ in tally.finished: self.recent_returns.append(float(ret))
+    stats = {"perf/env_time": tally.env, "perf/forward_time": tally.forward}
+    if tally.finished: stats.update(episode_stats(tally.finished, self.vecenv.agent_names))
+    stats.update({f"env/{k}": tally.sums[k] / tally.counts[k] for k in tally.sums})
+    return stats
 
 # %% ../../nbs/05e_train.ppo.ipynb #e919d084
 @patch
@@ -272,8 +231,8 @@ def _end_episodes(self: PPOTrainer, rewards, done, masks, done_t, finished: list
 def compute_advantages(self: PPOTrainer):
     "GAE over the buffer, bootstrapped from the value of the observation after the rollout."
     b, policy, ppo = self.buffer, self.policy, self.cfg.ppo
-    x = policy.preprocess(torch.from_numpy(self.next_obs)).to(self.device)
-    _, next_value, _ = policy(x, self.state)
+    if self.cfg.env.env_batches > 1: next_value = bootstrap_values(self)
+    else: _, next_value, _ = policy(policy.preprocess(torch.from_numpy(self.next_obs).to(self.device)), self.state)
     b.advantages, b.returns = self.learner.gae(b.rewards, b.values, b.dones, next_value, ppo.gamma, ppo.gae_lambda)
 
 @patch
