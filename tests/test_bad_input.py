@@ -66,10 +66,19 @@ TRAIN = [
         "the C kernels have no state-dependent exploration",
     ),
     (["--env", "planpath?roles=planner,executor", "--sde"], "needs continuous actions"),
-    (["--env-batches", "2"], "env_batches 2 steps batches of envs in worker processes: it needs --backend multiprocessing"),
+    (
+        ["--env-batches", "2"],
+        "env_batches 2 steps batches of envs in worker processes: it needs --backend multiprocessing",
+    ),
     (["--env-batches", "0"], "env_batches must be at least 1"),
-    (["--backend", "multiprocessing", "--num-workers", "4", "--env-batches", "3"], "must be divisible by env_batches (3)"),
-    (["--env", "gym:Pendulum-v1", "--sde", "--backend", "multiprocessing", "--env-batches", "2"], "it runs with env_batches 1"),
+    (
+        ["--backend", "multiprocessing", "--num-workers", "4", "--env-batches", "3"],
+        "must be divisible by env_batches (3)",
+    ),
+    (
+        ["--env", "gym:Pendulum-v1", "--sde", "--backend", "multiprocessing", "--env-batches", "2"],
+        "it runs with env_batches 1",
+    ),
     (["--policy", "cnn"], "config key 'policy' must be one of"),
     (["--hidden-size", "0"], "hidden_size must be at least 1"),
     (["--policy", "transformer", "--num-heads", "3"], "num_heads (3) must divide hidden_size (64)"),
