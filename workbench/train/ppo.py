@@ -180,8 +180,7 @@ def act_and_send(self: PPOTrainer, t: int, obs, tally: Tally, cols: slice = ALL,
     x = b.put_obs(t, obs, self.policy, cols)
     state = state_cols(self.state, cols)
     if b.states is not None: b.states[t, cols] = state
-    self.state = put_state(self.state, cols, self.learner.act(x, state, b.actions[t, cols], b.logprobs[t, cols],
-                                                              b.values[t, cols]))
+    self.state = put_state(self.state, cols, self.learner.act(x, state, *b.outputs(t, cols)))
     a = b.action_row(t, cols)
     if self.continuous: a = np.clip(a, self.action_low, self.action_high)
     t1 = time.perf_counter()

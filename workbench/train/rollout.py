@@ -23,6 +23,8 @@ class RolloutBuffer:
         self.logprobs, self.rewards, self.dones, self.values, self.starts = z(), z(), z(), z(), z()
         self.states = z(*state_example.shape[1:]) if state_example is not None and not recurrent else None
         self.initial_state = None
+        # each row's views that a step of every env writes, made once (indexing a tensor costs ~1 us a time)
+        self.rows = [(self.obs[t], self.actions[t], self.logprobs[t], self.values[t]) for t in range(num_steps)]
         self.next_start = torch.ones(num_envs, device=device)   # the first observation of the next rollout begins an episode
         # On a CPU, with observations the policy reads as they are (no running normalisation), a step's arrays go in
         # through numpy: each torch operation costs microseconds, and a step of a few envs is itself tens of them
@@ -44,7 +46,7 @@ class RolloutBuffer:
         if self.host:   # (numpy's indexing, not torch's: this runs every step)
             self.arrays["obs"][t, cols] = obs.reshape(len(obs), -1)   # cast as `preprocess` casts
             self.arrays["starts"][t, cols] = self.arrays["dones"][t - 1, cols] if t else self.next_start[cols].numpy()
-            return self.obs[t, cols]
+            return self.rows[t][0] if cols is ALL else self.obs[t, cols]
         if self.pinned is not None:   # CUDA: in through the pinned buffer, normalised on the device
             np.copyto(self.staged["obs"][cols], obs.reshape(len(obs), -1), casting="unsafe")
             row = self.obs[t, cols]
@@ -69,6 +71,11 @@ class RolloutBuffer:
             self.rewards[t, cols] = torch.from_numpy(rewards).to(self.rewards.device, non_blocking=True)
             self.dones[t, cols] = torch.from_numpy(dones).to(self.dones.device, dtype=torch.float32)
         return self.rewards[t, cols], self.dones[t, cols]
+
+    def outputs(self, t: int, cols: slice = ALL) -> tuple:
+        "Row t's actions, log-probs and values of the envs `cols`: where a step's sampling writes."
+        if cols is ALL: return self.rows[t][1:]
+        return self.actions[t, cols], self.logprobs[t, cols], self.values[t, cols]
 
     def action_row(self, t: int, cols: slice = ALL) -> np.ndarray:
         "Row t's actions as the env takes them."
