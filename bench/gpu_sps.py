@@ -11,6 +11,8 @@ mean GPU utilisation. The goal: at least 1M steps/s and ahead of PuffeRL.
     python bench/gpu_sps.py --num-envs 4096 --steps 5000000 --json bench/out/gpu_sps.json
     python bench/gpu_sps.py --num-envs 4096 --precisions fp32 --policy lstm   # our LSTM against PuffeRL's LSTMWrapper
     python bench/gpu_sps.py --device cpu --num-envs 256 --steps 300000 --no-compile   # the script itself, on a CPU
+    python bench/gpu_sps.py --num-envs 16384 --precisions fp32 --workers 8 --env-batches 2   # EnvPool: halves in turn
+    python bench/gpu_sps.py --env breakout --num-envs 4096 --precisions fp32   # a heavier Ocean env than cartpole
 
 PuffeRL uses its CUDA advantage kernel when PufferLib was built with nvcc (its import says which); ours computes
 GAE in torch on the device.
@@ -78,7 +80,9 @@ def run(trainer: str, num_envs: int, precision: str, args) -> dict:
     argv = ["--worker", trainer, "--threads", args.threads, "--num-envs", num_envs, "--horizon", args.horizon]
     argv += ["--minibatch", min(args.minibatch, batch), "--epochs", 1, "--updates", updates, "--lr", 1e-3]
     argv += ["--gamma", 0.99, "--gae-lambda", 0.95, "--seed", 1, "--policy", args.policy, "--env", args.env]
-    argv += ["--device", args.device] + PRECISIONS[precision]
+    argv += ["--device", args.device, "--workers", args.workers, "--env-batches", args.env_batches] + PRECISIONS[
+        precision
+    ]
     with GpuSampler() as gpu:
         t0 = time.perf_counter()
         result = run_worker(WORKER, argv, timeout=args.worker_timeout)
@@ -95,6 +99,8 @@ def main():
     p.add_argument("--minibatch", type=int, default=32768)
     p.add_argument("--steps", type=int, default=20_000_000, help="env steps a run")
     p.add_argument("--threads", type=int, default=1, help="torch CPU threads in each worker")
+    p.add_argument("--workers", type=int, default=1, help="env worker processes (1: the env in the trainer's process)")
+    p.add_argument("--env-batches", type=int, default=1, help="batches of env workers stepped in turn (both trainers)")
     p.add_argument("--policy", default="mlp", choices=["mlp", "lstm"], help="lstm: ours against LSTMWrapper")
     p.add_argument(
         "--precisions", nargs="+", default=["fp32", "fp32+eager", "bf16", "bf16+compile"], choices=list(PRECISIONS)
@@ -109,7 +115,8 @@ def main():
     if args.device == "cuda" and not torch.cuda.is_available():
         raise SystemExit("gpu_sps.py: no CUDA GPU here (run it where one is lent, or pass --device cpu to try it)")
     gpu = torch.cuda.get_device_name(0) if args.device == "cuda" else "none"
-    print(f"# {args.env}, {args.policy}, on {args.device} ({gpu}); {versions('torch', 'pufferlib')}")
+    envs = f"{args.workers} env workers in {args.env_batches} batch(es)" if args.workers > 1 else "envs in-process"
+    print(f"# {args.env}, {args.policy}, {envs}, on {args.device} ({gpu}); {versions('torch', 'pufferlib')}")
     precisions = [p for p in args.precisions if not (args.no_compile and "compile" in p)]
     rows = []
     for n in args.num_envs:

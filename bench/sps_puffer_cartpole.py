@@ -67,7 +67,9 @@ def run_ours(args) -> dict:
         {
             "env": f"puffer:{args.env}",
             "num_envs": args.num_envs,
-            "backend": "serial",
+            "backend": "multiprocessing" if args.workers > 1 else "serial",
+            "num_workers": args.workers if args.workers > 1 else None,
+            "env_batches": args.env_batches,
             "num_steps": args.horizon,
             "num_minibatches": args.num_envs * args.horizon // args.minibatch,
             "update_epochs": args.epochs,
@@ -130,14 +132,27 @@ def run_puffer(args) -> dict:
     np.random.seed(args.seed)
     torch.manual_seed(args.seed)
 
-    # The C Cartpole holds all agents in one env object: Serial backend, one copy, num_envs agents inside.
-    vecenv = pufferlib.vector.make(
-        environment.env_creator(f"puffer_{args.env}"),
-        env_kwargs={"num_envs": args.num_envs},
-        num_envs=1,
-        backend=pufferlib.vector.Serial,
-        seed=args.seed,
-    )
+    # The C Cartpole holds all agents in one env object: Serial backend, one copy, num_envs agents inside. With
+    # --workers, one such object a worker process, and with --env-batches its async batches (batch_size in copies).
+    if args.workers > 1:
+        vecenv = pufferlib.vector.make(
+            environment.env_creator(f"puffer_{args.env}"),
+            env_kwargs={"num_envs": args.num_envs // args.workers},
+            num_envs=args.workers,
+            num_workers=args.workers,
+            batch_size=args.workers // args.env_batches,
+            backend=pufferlib.vector.Multiprocessing,
+            seed=args.seed,
+            overwork=True,
+        )
+    else:
+        vecenv = pufferlib.vector.make(
+            environment.env_creator(f"puffer_{args.env}"),
+            env_kwargs={"num_envs": args.num_envs},
+            num_envs=1,
+            backend=pufferlib.vector.Serial,
+            seed=args.seed,
+        )
     assert vecenv.num_agents == args.num_envs, vecenv.num_agents
     # PufferLib's cartpole config uses Policy = models.Default wrapped in an LSTM; we leave the LSTM out
     # (our side is a feed-forward MLP too).
@@ -214,6 +229,8 @@ WORKER_ARGS = (
     "policy",
     "env",
     "device",
+    "workers",
+    "env_batches",
 )
 WORKER_FLAGS = ("bf16", "compile", "no_cuda_graphs")
 
@@ -240,6 +257,10 @@ def main():
     p.add_argument("--num-envs", type=int, default=256, help="agents in the one C Cartpole env")
     p.add_argument(
         "--horizon", type=int, default=64, help="steps per agent per batch (ours: num_steps; PuffeRL: bptt_horizon)"
+    )
+    p.add_argument("--workers", type=int, default=1, help="env worker processes (1: the env in the trainer's process)")
+    p.add_argument(
+        "--env-batches", type=int, default=1, help="batches of workers stepped in turn (ours --env-batches; PuffeRL's)"
     )
     p.add_argument("--minibatch", type=int, default=4096, help="minibatch size in steps")
     p.add_argument("--epochs", type=int, default=1, help="update epochs, both trainers")
@@ -285,7 +306,9 @@ def main():
 
     batch = args.num_envs * args.horizon
     print(
-        f"# SPS on puffer:cartpole (C), Serial: {args.num_envs} agents x {args.horizon} steps = batch {batch}, "
+        f"# SPS on puffer:{args.env} (C), "
+        + (f"{args.workers} worker processes in {args.env_batches} batch(es): " if args.workers > 1 else "Serial: ")
+        + f"{args.num_envs} agents x {args.horizon} steps = batch {batch}, "
         f"minibatch {args.minibatch}, {args.epochs} epoch(s), {args.updates} updates = {args.updates * batch} steps per run; "
         f"Adam, hidden 128 x 1 layer{' + LSTM 128' if args.policy == 'lstm' else ''}, cpu"
     )

@@ -2,7 +2,7 @@
 # Prepares .gpu/ (git-ignored) for a lent GPU machine, whose image has Python 3.12 and a CUDA torch but not our
 # dependencies, and no network: the pure-Python wheels our trainers and PuffeRL import, numpy 1.26.4 for cp312
 # (PufferLib 3.0 needs numpy<2; it shadows the image's numpy 2 through PYTHONPATH), and PufferLib's sdist trimmed
-# to its cartpole env and its advantage op (setup.sh builds them there, with nvcc: about 55 s).
+# to its cartpole and breakout envs and its advantage op (setup.sh builds them there, with nvcc: about 55 s).
 # Then, through the device tool, with `.gpu` carried:  bash tools/gpu/run.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -23,7 +23,7 @@ patch_source(Path(".gpu/puffer"))
 PY
 cd .gpu/puffer
 rm -rf pufferlib/resources pufferlib/ocean/impulse_wars examples pufferlib.egg-info   # 72 MB of assets; box2d
-find pufferlib/ocean -name binding.c ! -path '*/cartpole/*' -delete   # only the env the benchmarks use
+find pufferlib/ocean -name binding.c ! -path '*/cartpole/*' ! -path '*/breakout/*' -delete   # the benchmarks' envs
 mkdir -p pufferlib/resources
 sed -i "s/        '-flto',//" setup.py   # the image's gcc has no lto-wrapper for its ld
 cd ../..

@@ -6,7 +6,8 @@
 export PYTHONUNBUFFERED=1
 T0=$(date +%s)
 DEV=${DEV:-cuda}; N1=${N1:-4096}; N2=${N2:-16384}; STEPS=${STEPS:-5000000}; TS=${TS:-3000000}; PY=${PY:-python3}
-BUDGET=${BUDGET:-480}; STAGES=${STAGES:-graphs,mlp,lstm,learn,doctor,compile,cli,dp}
+BUDGET=${BUDGET:-480}; STAGES=${STAGES:-graphs,mlp,lstm,async,breakout,learn,doctor,compile,cli,dp}
+WORKERS=${WORKERS:-8}
 stage() { echo; echo "== $1 (at $(( $(date +%s) - T0 )) s)"; }
 lim() { local left=$(( BUDGET - ($(date +%s) - T0) )); [ $left -lt $1 ] && echo $(( left > 5 ? left : 5 )) || echo $1; }
 stage setup
@@ -42,6 +43,18 @@ s_lstm() {
   stage "gpu_sps lstm fp32"
   timeout $(lim 200) $PY bench/gpu_sps.py --device $DEV --policy lstm --num-envs $N1 --precisions fp32 --steps $STEPS --repeats ${REPEATS:-1} \
     --worker-timeout 45 --json "$OUT/gpu_sps_lstm.json" 2>&1 | tee -a "$OUT/gpu_sps.txt"
+}
+s_async() {
+  stage "gpu_sps mlp fp32, envs in $WORKERS worker processes: one batch, and two stepped in turn (EnvPool)"
+  for k in 1 2; do
+    timeout $(lim 100) $PY bench/gpu_sps.py --device $DEV --num-envs $N2 --precisions fp32 --steps $STEPS --workers $WORKERS \
+      --env-batches $k --worker-timeout 45 --json "$OUT/gpu_sps_async$k.json" 2>&1 | tee -a "$OUT/gpu_sps.txt"
+  done
+}
+s_breakout() {
+  stage "gpu_sps mlp fp32 on a heavier Ocean env: breakout"
+  timeout $(lim 100) $PY bench/gpu_sps.py --device $DEV --env breakout --num-envs $N1 --precisions fp32 --steps $STEPS \
+    --worker-timeout 45 --json "$OUT/gpu_sps_breakout.json" 2>&1 | tee -a "$OUT/gpu_sps.txt"
 }
 s_lstmprof() {
   stage "where the LSTM's time goes"
