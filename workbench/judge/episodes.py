@@ -125,10 +125,9 @@ def per_agent(returns: np.ndarray, agents: np.ndarray, names: list[str]) -> dict
     "Mean return of each agent of a multi-agent env (by its name), over the episodes it finished."
     return {name: float(returns[agents == k].mean()) for k, name in enumerate(names) if (agents == k).any()}
 
-def episode_stats(finished: list[tuple], names: list[str]) -> dict:
-    "Training metrics of the episodes a rollout finished, each (return, length, agent); per agent for multi-agent envs."
-    rets, agents = np.array([f[0] for f in finished]), np.array([f[2] for f in finished])
-    stats = {Metric.RETURN: float(rets.mean()), Metric.RETURN_MIN: float(rets.min()), Metric.RETURN_MAX: float(rets.max()),
-             Metric.LENGTH: float(np.mean([f[1] for f in finished])), Metric.EPISODES: len(finished)}
-    if len(names) > 1: stats.update({f"agent/{n}/episodic_return": r for n, r in per_agent(rets, agents, names).items()})
+def episode_stats(returns: np.ndarray, lengths: np.ndarray, agents: np.ndarray, names: list[str]) -> dict:
+    "Training metrics of the episodes a rollout finished (their returns, lengths, agents); per agent for multi-agent envs."
+    stats = {Metric.RETURN: float(returns.mean()), Metric.RETURN_MIN: float(returns.min()),
+             Metric.RETURN_MAX: float(returns.max()), Metric.LENGTH: float(lengths.mean()), Metric.EPISODES: len(returns)}
+    if len(names) > 1: stats.update({f"agent/{n}/episodic_return": r for n, r in per_agent(returns, agents, names).items()})
     return stats

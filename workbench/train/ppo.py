@@ -198,17 +198,17 @@ def receive(self: PPOTrainer, t: int, rewards, terminals, truncations, infos, ma
     if ppo.bootstrap_truncated and truncations.any():   # cut, not ended: V(s_t) stands in for V(s_t+1)
         r = r + ppo.gamma * b.values[t, cols] * torch.from_numpy(truncations & ~terminals).to(self.device)
     if r is not row: b.rewards[t, cols] = r
-    self._end_episodes(rewards, done, masks, done_t, tally.finished, cols)
+    self._end_episodes(rewards, done, masks, done_t, tally, cols)
     if any(infos): tally_infos(infos, tally.sums, tally.counts)
 
 @patch
-def _end_episodes(self: PPOTrainer, rewards, done, masks, done_t, finished: list, cols: slice = ALL) -> None:
+def _end_episodes(self: PPOTrainer, rewards, done, masks, done_t, tally: Tally, cols: slice = ALL) -> None:
     "Sum each env's return and length; at an episode's end record them (per agent) and reset a recurrent state."
     ret, length = self.ep_return[cols], self.ep_length[cols]   # (views)
     ret += rewards; length += 1
     if not done.any(): return
-    for i in np.flatnonzero(done & masks):   # an agent out of a multi-agent episode waits, masked
-        finished.append((ret[i], length[i], ((cols.start or 0) + i) % self.vecenv.env_agents))
+    i = np.flatnonzero(done & masks)   # an agent out of a multi-agent episode waits, masked
+    tally.ended(ret[i], length[i], ((cols.start or 0) + i) % self.vecenv.env_agents)
     ret[done] = 0; length[done] = 0
     if self.state is not None:
         self.state = put_state(self.state, cols, self.policy.reset_state(state_cols(self.state, cols), done_t))
@@ -217,10 +217,11 @@ def _end_episodes(self: PPOTrainer, rewards, done, masks, done_t, finished: list
 def _rollout_stats(self: PPOTrainer, tally: Tally) -> dict:
     "Count the rollout's steps and episodes; its stats."
     self.global_step += self.cfg.ppo.num_steps * self.cfg.env.num_envs * self.accelerator.num_processes
-    self.episodes += len(tally.finished)
-    for ret, *_ in tally.finished: self.recent_returns.append(float(ret))
+    returns, lengths, agents = tally.episodes()
+    self.episodes += len(returns)
+    self.recent_returns.extend(returns[-self.recent_returns.maxlen:].tolist())
     stats = {"perf/env_time": tally.env, "perf/forward_time": tally.forward}
-    if tally.finished: stats.update(episode_stats(tally.finished, self.vecenv.agent_names))
+    if len(returns): stats.update(episode_stats(returns, lengths, agents, self.vecenv.agent_names))
     stats.update({f"env/{k}": tally.sums[k] / tally.counts[k] for k in tally.sums})
     return stats
 

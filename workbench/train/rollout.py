@@ -96,6 +96,15 @@ class Tally:
         self.finished, self.sums, self.counts = [], collections.defaultdict(float), collections.defaultdict(float)
         self.forward = self.env = 0.0
 
+    def ended(self, returns: np.ndarray, lengths: np.ndarray, agents: np.ndarray) -> None:
+        "Episodes that ended at one step: arrays, not an object an episode (thousands end a step at PufferLib's scale)."
+        self.finished.append((returns, lengths, agents))
+
+    def episodes(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        "The returns, lengths and agents of every episode that ended, in order."
+        if not self.finished: return np.zeros(0), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        return tuple(np.concatenate(parts) for parts in zip(*self.finished))
+
 def state_cols(state, cols: slice):
     "The columns `cols` (envs) of a policy's state: None, a tuple of tensors (envs along dim 1) or a tensor (dim 0)."
     if state is None or cols == ALL: return state
