@@ -71,6 +71,7 @@ PRECISIONS = {
     "fp32+eager": ["--no-cuda-graphs"],
     "bf16": ["--bf16"],
     "bf16+compile": ["--bf16", "--compile"],
+    "bf16+compile-graphs": ["--bf16", "--compile", "--compile-mode", "reduce-overhead"],  # both trainers' CUDA graphs
 }
 
 

@@ -83,6 +83,7 @@ def run_ours(args) -> dict:
             "device": args.device,
             "bf16": args.bf16,
             "compile": args.compile,
+            **({"compile_mode": args.compile_mode} if args.compile_mode else {}),
             "torch_threads": args.threads,
             "seed": args.seed,
             "eval_every": 0,
@@ -178,6 +179,7 @@ def run_puffer(args) -> dict:
         env=f"puffer_{args.env}",
         use_rnn=args.policy == "lstm",
         compile=args.compile,
+        **({"compile_mode": args.compile_mode} if args.compile_mode else {}),
         data_dir=tempfile.mkdtemp(prefix="puffer-bench-"),
         checkpoint_interval=10**9,
     )
@@ -232,6 +234,7 @@ WORKER_ARGS = (
     "workers",
     "env_batches",
 )
+WORKER_OPTIONS = ("compile_mode",)  # passed on when set
 WORKER_FLAGS = ("bf16", "compile", "no_cuda_graphs")
 
 
@@ -241,6 +244,8 @@ def run_one(name: str, threads: int, args) -> dict:
     argv = ["--worker", name, "--threads", threads]
     for k in WORKER_ARGS:
         argv += [f"--{k.replace('_', '-')}", getattr(args, k)]
+    for k in WORKER_OPTIONS:
+        argv += [f"--{k.replace('_', '-')}", getattr(args, k)] if getattr(args, k) else []
     if args.puffer_dashboard:
         argv.append("--puffer-dashboard")
     argv += [f"--{f.replace('_', '-')}" for f in WORKER_FLAGS if getattr(args, f)]
@@ -278,6 +283,7 @@ def main():
     p.add_argument("--device", default="cpu", help="cpu or cuda, both trainers (bench/gpu_sps.py runs the GPU set)")
     p.add_argument("--bf16", action="store_true", help="bf16 autocast in both (PuffeRL: precision bfloat16)")
     p.add_argument("--compile", action="store_true", help="torch.compile the policy in both")
+    p.add_argument("--compile-mode", help="torch.compile's mode in both (default: each trainer's own)")
     p.add_argument(
         "--no-cuda-graphs", action="store_true", help="ours: the rollout's step eagerly, not as a CUDA graph"
     )

@@ -71,6 +71,8 @@ TRAIN = [
         "env_batches 2 steps batches of envs in worker processes: it needs --backend multiprocessing",
     ),
     (["--env-batches", "0"], "env_batches must be at least 1"),
+    (["--compile-mode", "reduce-overhead"], "compile_mode reduce-overhead applies to torch.compile: add --compile"),
+    (["--compile", "--compile-mode", "fast"], "config key 'compile_mode' must be one of"),
     (
         ["--backend", "multiprocessing", "--num-workers", "4", "--env-batches", "3"],
         "must be divisible by env_batches (3)",

@@ -61,8 +61,8 @@ s_lstmprof() {
   timeout $(lim 150) $PY tools/gpu/lstm_profile.py --device $DEV --num-envs $N1 --transformer 2>&1 | tee "$OUT/lstm_profile.txt"
 }
 s_compile() {
-  stage "gpu_sps mlp bf16+compile"
-  timeout $(lim 150) $PY bench/gpu_sps.py --device $DEV --num-envs $N2 --precisions bf16+compile --steps $STEPS \
+  stage "gpu_sps mlp bf16+compile, and with compile's CUDA graphs (reduce-overhead)"
+  timeout $(lim 150) $PY bench/gpu_sps.py --device $DEV --num-envs $N2 --precisions bf16+compile bf16+compile-graphs --steps $STEPS \
     --worker-timeout 75 --json "$OUT/gpu_sps_compile.json" 2>&1 | tee -a "$OUT/gpu_sps.txt"
 }
 s_cli() {

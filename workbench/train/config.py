@@ -90,8 +90,10 @@ class RunConfig:
     "bf16 autocast for the update's forward passes"
     compile: bool = False
     "torch.compile the policy"
+    compile_mode: Literal["default", "reduce-overhead", "max-autotune-no-cudagraphs", "max-autotune"] = "default"
+    "torch.compile's mode with --compile (reduce-overhead: the compiled update's passes replayed as CUDA graphs)"
     cuda_graphs: bool = True
-    "CUDA: replay the rollout's policy step as a CUDA graph (policies without state; `train.graphs`)"
+    "CUDA: replay the rollout's policy step as a CUDA graph (eagerly where capture fails; `train.graphs`)"
     learner: Literal["auto", "c", "torch"] = "auto"
     "the learner's backend (`train.backend`): auto (C kernels where they take the run, else torch), c (only C) or torch"
     grad_sync: Literal["auto", "ddp"] = "auto"
@@ -239,6 +241,8 @@ class TrainConfig(Sections):
                               f"num_envs {n} must be divisible by num_minibatches {m}")
         if self.ppo.sde_sample_freq is not None and not self.policy.sde:
             raise ConfigError("sde_sample_freq applies to state-dependent exploration: add --sde")
+        if self.run.compile_mode != "default" and not self.run.compile:
+            raise ConfigError(f"compile_mode {self.run.compile_mode} applies to torch.compile: add --compile")
         if self.policy.sde and self.env.env_batches > 1:
             raise ConfigError("--sde draws every env's noise matrix at once: it runs with env_batches 1")
 

@@ -108,7 +108,7 @@ class PPOTrainer(Trainer):
         # backward pass it follows); anywhere else DDP wraps the model.
         self.sync = HostSync.create(self.accelerator, self.policy, cfg.run.grad_sync)
         if cfg.run.compile: keep_scan_eager()   # an LSTM's scan stays eager: traced, it takes minutes to compile
-        model = torch.compile(self.policy) if cfg.run.compile else self.policy
+        model = torch.compile(self.policy, mode=cfg.run.compile_mode) if cfg.run.compile else self.policy
         self._train_model = model if self.sync else self.accelerator.prepare(model)
         self.learner = make_backend(self.policy, self.optimizer, cfg, self._train_model, self.accelerator, len(self.roles),
                                     distributed=self.sync is None and self.accelerator.use_distributed)
