@@ -22,6 +22,22 @@ def check(name, cond, detail=""):
 
 dev = sys.argv[1] if len(sys.argv) > 1 else "cuda"  # cpu: the script itself (its captures fail there)
 sync = torch.cuda.synchronize if dev == "cuda" else (lambda: None)
+
+
+def time_steps(what: str, graphed, eager, args: tuple) -> None:
+    "Print the mean time of a step, graphed and eager (after 10 warm-up steps, over 200)."
+    for label, fn in (("graph", graphed), ("eager", eager)):
+        for _ in range(10):
+            fn(*args)
+        sync()
+        t0 = time.perf_counter()
+        for _ in range(200):
+            fn(*args)
+        sync()
+        n = len(args[0])
+        print(f"     {what}: {label} step of {n:,} envs: {(time.perf_counter() - t0) / 200 * 1e6:.0f} us", flush=True)
+
+
 for space in (gym.spaces.Discrete(2), gym.spaces.Box(-1, 1, (3,))):
     policy = make_policy(gym.spaces.Box(-1, 1, (4,)), space, PolicyConfig(hidden_size=128, num_layers=1)).to(dev)
     n = 16384
@@ -51,16 +67,7 @@ for space in (gym.spaces.Discrete(2), gym.spaces.Box(-1, 1, (3,))):
                 [(step(x, None, actions, logprobs, values), actions.float().mean())[1] for _ in range(20)]
             )
         check("sampling frequencies", abs(counts.mean() - probs) < 0.01, f"{counts.mean():.4f} vs {probs:.4f}")
-    eager = StepGraph(policy, x, capture=False)
-    for label, fn in (("graph", step), ("eager", eager)):
-        for _ in range(10):
-            fn(x, None, actions, logprobs, values)
-        sync()
-        t0 = time.perf_counter()
-        for _ in range(200):
-            fn(x, None, actions, logprobs, values)
-        sync()
-        print(f"     {space}: {label} step of {n:,} envs: {(time.perf_counter() - t0) / 200 * 1e6:.0f} us", flush=True)
+    time_steps(str(space), step, StepGraph(policy, x, capture=False), (x, None, actions, logprobs, values))
 for kind in ("lstm", "transformer"):  # the state through static buffers; the new state as the eager step gives it
     policy = make_policy(
         gym.spaces.Box(-1, 1, (4,)), gym.spaces.Discrete(2), PolicyConfig(policy=kind, hidden_size=128)
@@ -81,14 +88,5 @@ for kind in ("lstm", "transformer"):  # the state through static buffers; the ne
         done = torch.zeros(n, device=dev)
         done[::7] = 1
         state = policy.reset_state(ref, done)
-    eager = StepGraph(policy, x, state, capture=False)
-    for label, fn in (("graph", step), ("eager", eager)):
-        for _ in range(10):
-            fn(x, state, actions, logprobs, values)
-        sync()
-        t0 = time.perf_counter()
-        for _ in range(200):
-            fn(x, state, actions, logprobs, values)
-        sync()
-        print(f"     {kind}: {label} step of {n:,} envs: {(time.perf_counter() - t0) / 200 * 1e6:.0f} us", flush=True)
+    time_steps(kind, step, StepGraph(policy, x, state, capture=False), (x, state, actions, logprobs, values))
 sys.exit(0 if ok else 1)
