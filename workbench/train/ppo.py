@@ -150,8 +150,9 @@ def _build_buffer(self: PPOTrainer):
     self.vecenv.async_reset(self.cfg.run.seed + 100_000 * self.rank + self.global_step)
     self.next_obs, *_, ids, _ = self.vecenv.recv()
     if self.cfg.env.env_batches > 1:   # (`rollout.collect_in_batches`): the first batch in hand, the others' resets to come
-        self.extra, self.carried, self.fresh = buffer(1), {}, set(range(1, self.cfg.env.env_batches))
-        self.held = (int(ids[0]) // (n // self.cfg.env.env_batches), self.next_obs)
+        first = int(ids[0]) // (n // self.cfg.env.env_batches)
+        self.extra, self.carried, self.fresh = buffer(1), {}, set(range(self.cfg.env.env_batches)) - {first}
+        self.held = (first, self.next_obs)
 
 # %% ../../nbs/05e_train.ppo.ipynb #b9abfc64
 @patch

@@ -128,7 +128,7 @@ def collect_in_batches(tr) -> Tally:
     if tr.policy.recurrent: b.initial_state = tuple(s.clone() for s in tr.state)
     acted, received = [0] * K, [0] * K   # rows each batch acted on and got the results of, this rollout
     for k, state in tr.carried.items():   # row 0, acted on at the end of the last rollout
-        for name in ("obs", "actions", "logprobs", "values", "starts"):
+        for name in ("obs", "actions", "logprobs", "values", "starts") + (("states",) if b.states is not None else ()):
             getattr(b, name)[0, cols[k]] = getattr(extra, name)[0, cols[k]]
         if state is not None: put_state(b.initial_state, cols[k], state)
         acted[k] = 1
@@ -141,6 +141,8 @@ def collect_in_batches(tr) -> Tally:
             tally.env += time.perf_counter() - t0
             k = int(ids[0]) // n
             if k in tr.fresh: tr.fresh.discard(k)   # its reset: no step's results to write
+            elif k in tr.carried or received[k] >= acted[k]:   # (PufferLib returns batches strictly in turn)
+                raise RuntimeError(f"the vector env returned batch {k} out of turn: rows acted {acted}, received {received}")
             else:
                 tr.receive(acted[k] - 1, rewards, terminals, truncations, infos, masks, tally, cols[k])
                 received[k] += 1
