@@ -19,7 +19,8 @@ class StepGraph:
         self.policy, self.graph = policy, None
         self.x = torch.zeros_like(example)   # the static inputs: every call copies into them
         self.state = None if state is None else tuple(torch.zeros_like(s) for s in state)
-        self.why = self._capture(warmup) if capture else "not asked"
+        self.why = ("not asked" if not capture else "CUDA graphs need a CUDA device" if not self.x.is_cuda
+                    else self._capture(warmup))
         if self.graph is None: self.out = self._step()
 
     @torch.no_grad()
@@ -30,7 +31,6 @@ class StepGraph:
 
     def _capture(self, warmup: int):
         "Capture the step (after `warmup` eager runs on a side stream, as torch's docs ask); None, or why not."
-        if not self.x.is_cuda: return "CUDA graphs need a CUDA device"
         try:
             side = torch.cuda.Stream()
             side.wait_stream(torch.cuda.current_stream())
