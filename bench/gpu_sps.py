@@ -117,7 +117,8 @@ def main():
         raise SystemExit("gpu_sps.py: no CUDA GPU here (run it where one is lent, or pass --device cpu to try it)")
     gpu = torch.cuda.get_device_name(0) if args.device == "cuda" else "none"
     envs = f"{args.workers} env workers in {args.env_batches} batch(es)" if args.workers > 1 else "envs in-process"
-    print(f"# {args.env}, {args.policy}, {envs}, on {args.device} ({gpu}); {versions('torch', 'pufferlib')}")
+    info = ", ".join(f"{k} {v}" for k, v in versions("torch", "pufferlib").items())
+    print(f"# {args.env}, {args.policy}, {envs}, on {args.device} ({gpu}); {info}")
     precisions = [p for p in args.precisions if not (args.no_compile and "compile" in p)]
     rows = []
     for n in args.num_envs:
