@@ -2,14 +2,17 @@
 eager step gives, follows the optimizer's in-place updates, draws fresh noise each replay, and is faster; prints one
 line a check and exits 1 if one fails. Run by tools/gpu/run.sh (stage `graphs`)."""
 
-import sys, time
+import copy, sys, time
+from types import SimpleNamespace
 
 import gymnasium as gym
 import torch
 import torch.nn.functional as F
 
 from workbench.policy import PolicyConfig, make_policy
-from workbench.train.graphs import StepGraph
+from workbench.train.backend import TorchBackend, make_adam
+from workbench.train.graphs import GaeGraph, StepGraph, UpdateGraph, minibatch_epoch
+from workbench.train.loss import compute_gae
 
 ok = True
 
@@ -89,4 +92,60 @@ for kind in ("lstm", "transformer"):  # the state through static buffers; the ne
         done[::7] = 1
         state = policy.reset_state(ref, done)
     time_steps(kind, step, StepGraph(policy, x, state, capture=False), (x, state, actions, logprobs, values))
+
+# The update's epoch as one graph (`UpdateGraph`): the same parameters, Adam state and stats as the eager epoch, after
+# several epochs with a changed learning rate and a changed setting (a new capture), and its time; GAE likewise.
+
+for bf16 in (False, True):
+    torch.manual_seed(0)
+    policy = make_policy(gym.spaces.Box(-1, 1, (4,)), gym.spaces.Discrete(2), PolicyConfig(hidden_size=128)).to(dev)
+    pair = [TorchBackend(p, make_adam(p.parameters(), 1e-3)) for p in (policy, copy.deepcopy(policy))]
+    T, N = 64, 4096
+    b = SimpleNamespace(obs=torch.randn(T, N, 4, device=dev), actions=torch.randint(0, 2, (T, N), device=dev),
+                        logprobs=-torch.rand(T, N, device=dev), advantages=torch.randn(T, N, device=dev),
+                        returns=torch.randn(T, N, device=dev), values=torch.randn(T, N, device=dev), states=None,
+                        initial_state=None)  # fmt: skip
+    ppo = SimpleNamespace(clip_coef=0.2, ent_coef=0.01, vf_coef=0.5, norm_adv=True, clip_vloss=True, max_grad_norm=0.5)
+    eager, graphed = pair
+    ug = UpdateGraph(graphed)
+    cast = torch.autocast("cuda", torch.bfloat16, enabled=bf16, cache_enabled=False)
+    with cast:
+        for update in range(3):
+            for lrn in pair:
+                lrn.begin_update(b)
+            graphed.data = ug.stage(graphed.data)
+            if update == 2:
+                for lrn in pair:
+                    lrn.optimizer.param_groups[0]["lr"] = 3e-4
+                ppo.ent_coef = 0.02
+            for epoch in range(2):
+                perm = torch.randperm(T * N, device=dev)
+                ref, out = minibatch_epoch(eager, perm, 32768, ppo), ug(perm, 32768, ppo)
+        same = all(torch.allclose(p, q, atol=1e-5 if not bf16 else 1e-3) for p, q in
+                   zip(eager.policy.parameters(), graphed.policy.parameters()))  # fmt: skip
+        name = "bf16" if bf16 else "fp32"
+        check(f"update graph {name}: captured", ug.graph is not None, ug.why or "")
+        check(f"update graph {name}: parameters as the eager epochs'", same)
+        check(f"update graph {name}: stats as eager", torch.allclose(out[0], ref[0], rtol=1e-3, atol=1e-3))
+        for label, fn in (
+            ("graph", lambda: ug(perm, 32768, ppo)),
+            ("eager", lambda: minibatch_epoch(eager, perm, 32768, ppo)),
+        ):
+            sync()
+            t0 = time.perf_counter()
+            for _ in range(10):
+                fn()
+            sync()
+            ms = (time.perf_counter() - t0) / 10 * 1e3
+            print(f"     update {name}: {label} epoch of {T * N // 32768} minibatches: {ms:.2f} ms")
+r, v = torch.randn(64, 16384, device=dev), torch.randn(64, 16384, device=dev)
+d, nv = (torch.rand(64, 16384, device=dev) < 0.05).float(), torch.randn(16384, device=dev)
+gae = GaeGraph(compute_gae)
+out = gae(r, v, d, nv, 0.99, 0.95)
+check(
+    "GAE graph: captured, as eager",
+    gae.graph is not None and torch.allclose(out[0], compute_gae(r, v, d, nv, 0.99, 0.95)[0], atol=1e-5),
+    gae.why or "",
+)
+time_steps("GAE", lambda *a: gae(*a, 0.99, 0.95), lambda *a: compute_gae(*a, 0.99, 0.95), (r, v, d, nv))
 sys.exit(0 if ok else 1)

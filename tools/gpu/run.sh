@@ -1,34 +1,34 @@
-# Issue 22's GPU checks, on a lent GPU machine from the repo root, after tools/gpu/prepare.sh here:
+# The GPU checks (issues 22 and 44), on a lent GPU machine from the repo root, after tools/gpu/prepare.sh here:
 #   device tool: run  command="bash tools/gpu/run.sh 2>&1"  carry=[".gpu"]  timeout_s=540
-# Each stage is bounded so that the whole fits BUDGET seconds; its logs come back from $OUT.
-# DEV=cpu N1=256 N2=512 STEPS=300000 TS=100000 PY=<python> bash tools/gpu/run.sh tries it on a CPU.
+# Each stage is bounded so that the whole fits BUDGET seconds, and none begins after it; its logs go to $OUT (the
+# device tool brings back at most 8 files: pass OUT=/tmp/o and copy the .txt files, as RESULTS §14 says).
+# SETUP=0 DEV=cpu N1=256 N2=512 STEPS=300000 TS=100000 LEARN_STEPS=100000 PY=.venv/bin/python bash tools/gpu/run.sh tries it
+# on a CPU, in the project's environment (setup.sh's wheels are for the GPU image's Python 3.12).
 # STAGES picks the checks after setup and their order (default: all, as below).
 export PYTHONUNBUFFERED=1
 T0=$(date +%s)
 DEV=${DEV:-cuda}; N1=${N1:-4096}; N2=${N2:-16384}; STEPS=${STEPS:-5000000}; TS=${TS:-3000000}; PY=${PY:-python3}
-BUDGET=${BUDGET:-480}; STAGES=${STAGES:-graphs,mlp,lstm,async,breakout,learn,doctor,compile,cli,dp}
+BUDGET=${BUDGET:-480}; STAGES=${STAGES:-graphs,mlp,learn,big,prof,lstm,breakout,async,compile,doctor,cli,dp}
 WORKERS=${WORKERS:-8}
 stage() { echo; echo "== $1 (at $(( $(date +%s) - T0 )) s)"; }
 lim() { local left=$(( BUDGET - ($(date +%s) - T0) )); [ $left -lt $1 ] && echo $(( left > 5 ? left : 5 )) || echo $1; }
 stage setup
-source tools/gpu/setup.sh || exit 1
+if [ "${SETUP:-1}" = 1 ]; then source tools/gpu/setup.sh || exit 1; else OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"; fi
 nvidia-smi --query-gpu=name,driver_version,temperature.gpu,clocks.sm,power.draw,memory.total --format=csv | tee "$OUT/nvidia.txt"
 $PY -c 'import torch; print("cores", __import__("os").cpu_count(), "cudnn", torch.backends.cudnn.version())'
 
 s_graphs() {
   stage "the rollout's step as a CUDA graph"
-  timeout $(lim 60) $PY tools/gpu/graph_check.py 2>&1 | tee "$OUT/graph_check.txt"
+  timeout $(lim 60) $PY tools/gpu/graph_check.py $DEV 2>&1 | tee "$OUT/graph_check.txt"
 }
 s_learn() {
-  stage "the same runs still learn: puffer:cartpole, 3 seeds, the rollout's step graphed and eager"
-  R=/tmp/learn; rm -rf $R
-  for seed in 1 2 3; do for g in cuda-graphs no-cuda-graphs; do
-    timeout $(lim 40) $PY -m workbench.cli train --env puffer:cartpole --num-envs $N1 --device $DEV --seed $seed \
-      --total-timesteps ${LEARN_STEPS:-2000000} --eval-every 0 --runs-dir $R/$g --name s$seed --quiet --json --$g >/dev/null 2>&1
-    RUN=$(ls -d $R/$g/s$seed-*/ | head -1)
-    echo "seed $seed $g: $(timeout $(lim 30) $PY -m workbench.cli eval "$RUN" --device $DEV --episodes 100 --json 2>/dev/null \
-      | $PY -c 'import json, sys; r = json.loads(sys.stdin.read().strip().splitlines()[-1]); print("greedy", round(r["mean_return"], 1))')"
-  done; done | tee "$OUT/learn.txt"
+  stage "the same runs still learn: puffer:cartpole, 3 seeds, with CUDA graphs and eagerly"
+  timeout $(lim 120) $PY tools/gpu/learn_check.py --device $DEV --num-envs $N1 --steps ${LEARN_STEPS:-3000000} 2>&1 | tee "$OUT/learn.txt"
+}
+s_big() {
+  stage "gpu_sps mlp fp32 at ${NBIG:-65536} agents in $WORKERS worker processes"
+  timeout $(lim 100) $PY bench/gpu_sps.py --device $DEV --num-envs ${NBIG:-65536} --precisions fp32 --steps $(( STEPS * 4 )) \
+    --workers $WORKERS --worker-timeout 45 --json "$OUT/gpu_sps_big.json" 2>&1 | tee -a "$OUT/gpu_sps.txt"
 }
 s_doctor() {
   stage doctor
@@ -56,6 +56,10 @@ s_breakout() {
   timeout $(lim 100) $PY bench/gpu_sps.py --device $DEV --env breakout --num-envs $N1 --precisions fp32 --steps $STEPS \
     --worker-timeout 45 --json "$OUT/gpu_sps_breakout.json" 2>&1 | tee -a "$OUT/gpu_sps.txt"
 }
+s_prof() {
+  stage "where an iteration's time goes: the MLP at $N2 agents, op by op"
+  timeout $(lim 90) $PY tools/gpu/iteration_profile.py --device $DEV --num-envs $N2 2>&1 | tee "$OUT/iteration_profile.txt"
+}
 s_lstmprof() {
   stage "where the LSTM's time goes"
   timeout $(lim 150) $PY tools/gpu/lstm_profile.py --device $DEV --num-envs $N1 --transformer 2>&1 | tee "$OUT/lstm_profile.txt"
@@ -78,5 +82,7 @@ s_dp() {
   timeout $(lim 120) $PY bench/data_parallel.py --envs 64 --steps 300000 2>&1 | tail -12 | tee "$OUT/data_parallel.txt"
 }
 
-for s in ${STAGES//,/ }; do "s_$s"; done
+for s in ${STAGES//,/ }; do   # a stage begun with little time left gets at least 5 s a command: none is begun after BUDGET
+  if [ $(( BUDGET - ($(date +%s) - T0) )) -lt 15 ]; then echo "== $s: not run (the budget of $BUDGET s is spent)"; else "s_$s"; fi
+done
 stage done

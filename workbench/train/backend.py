@@ -11,7 +11,7 @@ from contextlib import contextmanager
 
 import torch
 from .loss import compute_gae, ppo_loss
-from .graphs import StepGraph
+from .graphs import GaeGraph, StepGraph, UpdateGraph, minibatch_epoch
 from ..kernels.build import kernels_hushed, kernels_missing
 from ..kernels.fused import make_fused
 
@@ -30,6 +30,7 @@ class TorchBackend:
         self.model = model if model is not None else policy   # what the update's forward pass runs (compiled, DDP)
         self.accelerator = accelerator
         self.graphs, self.step_graph = graphs, None   # `graphs.StepGraph` on CUDA
+        self.gae_graph, self.update_graph = GaeGraph(compute_gae, graphs), None   # (`graphs`: on CUDA)
 
     def act(self, x, state, actions, logprobs, values):
         "Sample every env's action at `x` into the rollout's rows `actions`, `logprobs`, `values`; returns the next state."
@@ -45,8 +46,8 @@ class TorchBackend:
         return state
 
     def gae(self, rewards, values, dones, next_value, gamma: float, gae_lambda: float):
-        "Advantages and returns of the rollout (`loss.compute_gae`)."
-        return compute_gae(rewards, values, dones, next_value, gamma, gae_lambda)
+        "Advantages and returns of the rollout (`loss.compute_gae`; one CUDA graph on CUDA)."
+        return self.gae_graph(rewards, values, dones, next_value, gamma, gae_lambda)
 
     def begin_update(self, b) -> None:
         "Before an update: the rollout `b`'s tensors viewed by unit (an env's k agents over a step, or a whole sequence)."
@@ -55,7 +56,24 @@ class TorchBackend:
         if b.states is not None: data["states"] = b.states
         if recurrent: data["starts"] = b.starts; data = {n: v.unflatten(1, (-1, k)) for n, v in data.items()}
         else: data = {n: v.reshape(-1, k, *v.shape[2:]) for n, v in data.items()}
+        if self.update_graph is None and self.graphs and self._graphable(): self.update_graph = UpdateGraph(self)
+        if self.update_graph is not None: data = self.update_graph.stage(data)   # (the graph's own copies)
         self.data, self.initial_state = data, b.initial_state
+
+    def _graphable(self) -> bool:
+        "Whether an epoch can be one CUDA graph: one process on CUDA, a feed-forward policy, not compiled (compile has its own)."
+        acc = self.accelerator
+        one = acc is None or (acc.num_processes == 1 and acc.gradient_accumulation_steps == 1 and acc.scaler is None)
+        return one and self.model is self.policy and not self.policy.recurrent and next(self.policy.parameters()).is_cuda
+
+    def epoch(self, perm: torch.Tensor, per_mb: int, ppo, sync=None) -> tuple:
+        "An epoch of minibatches (`graphs.minibatch_epoch`), replayed as a CUDA graph where `begin_update` made one."
+        if self.update_graph is None or sync is not None: return minibatch_epoch(self, perm, per_mb, ppo, sync)
+        out = self.update_graph(perm, per_mb, ppo)
+        if self.update_graph.why and self.update_graph.why not in _SAID:
+            _SAID.add(self.update_graph.why)
+            print(f"workbench: the update runs eagerly ({self.update_graph.why})", file=sys.stderr)
+        return out
 
     def loss_and_grad(self, idx: torch.Tensor, ppo) -> torch.Tensor:
         "The PPO loss of the units `idx` under settings `ppo`, its gradient left in `.grad`; returns the loss's stats."
@@ -122,6 +140,9 @@ class CBackend:
 
     def step(self, max_grad_norm: float = 0.0) -> None:
         self.kernels.step(max_grad_norm)
+
+    def epoch(self, perm: torch.Tensor, per_mb: int, ppo, sync=None) -> tuple:
+        return minibatch_epoch(self, perm, per_mb, ppo, sync)
 
     @contextmanager
     def running(self):

@@ -7,9 +7,26 @@ from __future__ import annotations
 import torch
 
 # %% auto #0
-__all__ = ['StepGraph']
+__all__ = ['capture', 'capture_failed', 'StepGraph', 'minibatch_epoch', 'UpdateGraph', 'GaeGraph']
 
 # %% ../../nbs/05c_train.graphs.ipynb #14671fab
+def capture(fn, warmup: int = 3) -> tuple:
+    """`fn()` captured as a CUDA graph after `warmup` eager runs on a side stream (as torch's docs ask: lazy set-up,
+    cuBLAS workspaces, optimizer state, happens outside the capture); returns the graph and `fn`'s outputs, the
+    tensors each replay writes."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(warmup): fn()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph): out = fn()
+    return graph, out
+
+def capture_failed(e: Exception) -> str:
+    "Why a capture failed, in one line."
+    return f"capture failed: {type(e).__name__}: {str(e).splitlines()[0][:120] if str(e) else ''}"
+
 class StepGraph:
     """The rollout step `policy(x, state) -> sample -> (action, logprob, value, new state)` for the fixed shapes of
     `example` and `state`: on CUDA captured once as a CUDA graph and replayed; elsewhere (or if capture fails) run
@@ -30,18 +47,9 @@ class StepGraph:
         return action, logprob, value, new_state
 
     def _capture(self, warmup: int):
-        "Capture the step (after `warmup` eager runs on a side stream, as torch's docs ask); None, or why not."
-        try:
-            side = torch.cuda.Stream()
-            side.wait_stream(torch.cuda.current_stream())
-            with torch.cuda.stream(side):
-                for _ in range(warmup): self._step()
-            torch.cuda.current_stream().wait_stream(side)
-            graph = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(graph): self.out = self._step()
-            self.graph = graph
-        except Exception as e:   # an op that cannot be captured: the eager step
-            return f"capture failed: {type(e).__name__}: {str(e).splitlines()[0][:120] if str(e) else ''}"
+        "Capture the step; None, or why not."
+        try: self.graph, self.out = capture(self._step, warmup)
+        except Exception as e: return capture_failed(e)   # an op that cannot be captured: the eager step
 
     def __call__(self, x, state, actions, logprobs, values):
         "The step of `x` and `state`: its action, log-prob and value written into the rows given; returns the new state."
@@ -51,3 +59,109 @@ class StepGraph:
         else: self.out = self._step()
         for row, out in zip((actions, logprobs, values), self.out): row.copy_(out, non_blocking=True)
         return self.out[3]
+
+# %% ../../nbs/05c_train.graphs.ipynb #a53b522a
+def minibatch_epoch(learner, perm: torch.Tensor, per_mb: int, ppo, sync=None) -> tuple:
+    """One epoch of PPO's update as the learner's calls: for each minibatch of the units `perm`, the loss's gradient,
+    `sync`'s average across processes, the clipped Adam step; returns the stats summed over the minibatches, the last
+    minibatch's stats and their count."""
+    sums, n = 0, 0
+    for start in range(0, len(perm), per_mb):
+        stats = learner.loss_and_grad(perm[start:start + per_mb], ppo)
+        if sync: sync.average_grads()
+        learner.step(ppo.max_grad_norm)
+        sums, n = sums + stats, n + 1
+    return sums, stats, n
+
+class UpdateGraph:
+    """An epoch of the update (`minibatch_epoch` of a learner: every minibatch's forward, loss, backward, clip and
+    fused Adam step) captured as one CUDA graph and replayed once an epoch, over the graph's own copies of the
+    rollout's tensors (`stage`) and of the epoch's permutation. The learning rate is a tensor the graph reads, set from
+    the optimizer's float at each replay (schedules and live changes go on working); anything else the graph holds
+    fixed (the loss's settings, the minibatch size, the parameters' and Adam's state tensors) is a key, and a change of
+    it captures again (a loaded checkpoint, PBT's new settings). The capture's eager warm-up steps are undone: the
+    parameters and Adam's state are put back as they were, so the graph's first replay is the epoch's first step."""
+    needs_cuda = True   # (a test's stand-in graph runs on a CPU)
+    def __init__(self, learner, capture: bool = True, warmup: int = 1):
+        self.learner, self.wanted, self.warmup = learner, capture, warmup
+        self.graph = self.key = self.why = self.perm = None
+        self.static: dict = {}
+
+    def stage(self, data: dict) -> dict:
+        "The rollout's tensors `data` copied into the graph's own (allocated once a shape); returns those."
+        for name, v in data.items():
+            if name not in self.static or self.static[name].shape != v.shape or self.static[name].dtype != v.dtype:
+                self.static[name] = torch.empty_like(v)
+            self.static[name].copy_(v)
+        return {name: self.static[name] for name in data}
+
+    def __call__(self, perm: torch.Tensor, per_mb: int, ppo) -> tuple:
+        "The epoch of the units `perm` (as `minibatch_epoch`): replayed, captured first if its key changed."
+        key = self._key(perm, per_mb, ppo)
+        if key != self.key:
+            self.why = "not asked" if not self.wanted else self._capture(perm, per_mb, ppo)
+            self.key = self._key(perm, per_mb, ppo)   # (Adam's state exists after a capture's warm-up)
+        if self.graph is None: return minibatch_epoch(self.learner, perm, per_mb, ppo)
+        self.perm.copy_(perm)
+        for t, g in zip(self.lrs, self.learner.optimizer.param_groups): t.fill_(g["lr"])
+        self.graph.replay()
+        return self.out
+
+    def _key(self, perm, per_mb: int, ppo) -> tuple:
+        opt = self.learner.optimizer
+        settings = tuple(str({k: v for k, v in g.items() if k not in ("params", "lr")}) for g in opt.param_groups)
+        tensors = [p for g in opt.param_groups for p in g["params"]] + [
+            v for s in opt.state.values() for v in s.values() if torch.is_tensor(v)] + list(self.static.values())
+        return (len(perm), per_mb, ppo.clip_coef, ppo.ent_coef, ppo.vf_coef, ppo.norm_adv, ppo.clip_vloss,
+                ppo.max_grad_norm, settings, tuple(t.data_ptr() for t in tensors))
+
+    def _epoch(self, per_mb: int, ppo) -> tuple:
+        "The captured epoch: Adam reads the learning rate from `lrs`, as the graph will (capturable on CUDA)."
+        groups = self.learner.optimizer.param_groups
+        floats = [g["lr"] for g in groups]
+        try:
+            for g, t in zip(groups, self.lrs): g["lr"], g["capturable"] = t, t.is_cuda
+            return minibatch_epoch(self.learner, self.perm, per_mb, ppo)
+        finally:
+            for g, lr in zip(groups, floats): g["lr"], g["capturable"] = lr, False
+
+    def _capture(self, perm, per_mb: int, ppo):
+        "Capture the epoch; None, or why not. The parameters and Adam's state come back as they were before it."
+        opt, self.graph = self.learner.optimizer, None
+        params = [p for g in opt.param_groups for p in g["params"]]
+        saved = [p.detach().clone() for p in params]
+        state = {id(v): v.clone() for s in opt.state.values() for v in s.values() if torch.is_tensor(v)}
+        self.perm = perm.clone()
+        self.lrs = [torch.tensor(float(g["lr"]), device=perm.device) for g in opt.param_groups]
+        try:
+            if self.needs_cuda and not perm.is_cuda: return "CUDA graphs need a CUDA device"
+            self.graph, self.out = capture(lambda: self._epoch(per_mb, ppo), self.warmup)
+        except Exception as e: return capture_failed(e)
+        finally:   # Adam's state made by the warm-up is as fresh state is: zeros
+            with torch.no_grad():
+                for p, s in zip(params, saved): p.copy_(s)
+                for v in (v for s in opt.state.values() for v in s.values() if torch.is_tensor(v)):
+                    v.copy_(state[id(v)]) if id(v) in state else v.zero_()
+
+# %% ../../nbs/05c_train.graphs.ipynb #7d2ed9ad
+class GaeGraph:
+    """`fn(rewards, values, dones, next_value, gamma, gae_lambda)` (GAE: a loop of T steps, a few kernels each) over
+    the rollout buffer's own tensors, captured as one CUDA graph and replayed; captured again if the tensors or the
+    settings change, eager where capture is not possible. Its outputs are the graph's: valid until the next call."""
+    def __init__(self, fn, capture: bool = True):
+        self.fn, self.wanted, self.graph, self.key, self.why = fn, capture, None, None, None
+
+    def __call__(self, rewards, values, dones, next_value, gamma: float, gae_lambda: float):
+        key = (rewards.data_ptr(), values.data_ptr(), dones.data_ptr(), tuple(rewards.shape), gamma, gae_lambda)
+        if key != self.key:
+            self.key, self.graph, self.next_value = key, None, next_value.clone()
+            run = lambda: self.fn(rewards, values, dones, self.next_value, gamma, gae_lambda)
+            self.why = ("not asked" if not self.wanted else "CUDA graphs need a CUDA device" if not rewards.is_cuda
+                        else None)
+            if self.why is None:
+                try: self.graph, self.out = capture(run)
+                except Exception as e: self.why = capture_failed(e)
+        if self.graph is None: return self.fn(rewards, values, dones, next_value, gamma, gae_lambda)
+        self.next_value.copy_(next_value)
+        self.graph.replay()
+        return self.out

@@ -40,13 +40,15 @@ class PPOTrainer(Trainer):
         return f"{cfg.env.env}, {cfg.policy.policy} policy, {cfg.env.num_envs:,} envs x {cfg.ppo.num_steps:,} steps"
     def __init__(self, cfg: TrainConfig, run_dir: Optional[Union[str, Path]] = None, bus: Optional[EventBus] = None,
                  controls: Optional[Controls] = None, resume: Optional[dict] = None, vecenv=None):
-        from accelerate import Accelerator
+        from accelerate import Accelerator, AutocastKwargs
         self._init_frame(bus, controls)
         self.cfg, self.run_dir = cfg, Path(run_dir) if run_dir else None
         device = resolve_device(cfg.run.device)
         if cfg.run.torch_threads: torch.set_num_threads(cfg.run.torch_threads)
         reuse_freed_memory()   # the update's activations, freed and made again each minibatch (core)
-        self.accelerator = Accelerator(cpu=device == "cpu", mixed_precision="bf16" if cfg.run.bf16 else "no")
+        graphs = cfg.run.cuda_graphs and device != "cpu"   # (autocast's cast cache cannot be used inside a CUDA graph)
+        self.accelerator = Accelerator(cpu=device == "cpu", mixed_precision="bf16" if cfg.run.bf16 else "no",
+                                       kwargs_handlers=[AutocastKwargs(cache_enabled=False)] if graphs else None)
         self.device, self.rank = self.accelerator.device, self.accelerator.process_index
         self.main = self.accelerator.is_main_process
         seed_everything(cfg.run.seed + 1000 * self.rank)
@@ -247,14 +249,9 @@ def update(self: PPOTrainer) -> dict:
     self._train_model.train()
     if self.sync: self.sync.broadcast_buffers()   # rank 0's observation statistics, as DDP's forward does
     learner.begin_update(self.buffer)
-    for epoch in range(ppo.update_epochs):
-        perm = torch.randperm(units, device=self.device)
-        for start in range(0, units, per_mb):
-            stats = learner.loss_and_grad(perm[start:start + per_mb], ppo)   # the gradient, into the parameters' .grad
-            if self.sync: self.sync.average_grads()
-            learner.step(ppo.max_grad_norm)   # clip and Adam
-            totals += stats; count += 1
-        epochs += 1
+    for epoch in range(ppo.update_epochs):   # minibatches' gradients, averaged across processes, clipped Adam steps
+        sums, stats, n = learner.epoch(torch.randperm(units, device=self.device), per_mb, ppo, self.sync)
+        totals += sums; count += n; epochs += 1
         if ppo.target_kl is not None and stats[3].item() > ppo.target_kl: break   # approx_kl
     return self._update_stats(totals / count, epochs)
 
