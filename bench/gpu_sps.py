@@ -81,6 +81,7 @@ def run(trainer: str, num_envs: int, precision: str, args) -> dict:
     argv = ["--worker", trainer, "--threads", args.threads, "--num-envs", num_envs, "--horizon", args.horizon]
     argv += ["--minibatch", min(args.minibatch, batch), "--epochs", 1, "--updates", updates, "--lr", 1e-3]
     argv += ["--gamma", 0.99, "--gae-lambda", 0.95, "--seed", 1, "--policy", args.policy, "--env", args.env]
+    argv += [x for o in args.env_option or [] for x in ("--env-option", o)]
     argv += ["--device", args.device, "--workers", args.workers, "--env-batches", args.env_batches] + PRECISIONS[
         precision
     ]
@@ -95,6 +96,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--device", default="cuda", help="cuda (the point), or cpu to try the script")
     p.add_argument("--env", default="cartpole", help="PufferLib Ocean C env")
+    p.add_argument("--env-option", action="append", help="K=V, an env option for both trainers (report_interval=64)")
     p.add_argument("--num-envs", type=int, nargs="+", default=[4096, 16384], help="agents in the one env object")
     p.add_argument("--horizon", type=int, default=64)
     p.add_argument("--minibatch", type=int, default=32768)
@@ -118,7 +120,8 @@ def main():
     gpu = torch.cuda.get_device_name(0) if args.device == "cuda" else "none"
     envs = f"{args.workers} env workers in {args.env_batches} batch(es)" if args.workers > 1 else "envs in-process"
     info = ", ".join(f"{k} {v}" for k, v in versions("torch", "pufferlib").items())
-    print(f"# {args.env}, {args.policy}, {envs}, on {args.device} ({gpu}); {info}")
+    opts = f" ({', '.join(args.env_option)})" if args.env_option else ""
+    print(f"# {args.env}{opts}, {args.policy}, {envs}, on {args.device} ({gpu}); {info}")
     precisions = [p for p in args.precisions if not (args.no_compile and "compile" in p)]
     rows = []
     for n in args.num_envs:

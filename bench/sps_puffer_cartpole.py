@@ -65,7 +65,7 @@ def run_ours(args) -> dict:
 
     cfg = TrainConfig.from_dict(
         {
-            "env": f"puffer:{args.env}",
+            "env": f"puffer:{args.env}" + ("?" + "&".join(args.env_option) if args.env_option else ""),
             "num_envs": args.num_envs,
             "backend": "multiprocessing" if args.workers > 1 else "serial",
             "num_workers": args.workers if args.workers > 1 else None,
@@ -122,6 +122,12 @@ def run_ours(args) -> dict:
 # ----------------------------------------------------------------------------------------------
 # PufferLib's PuffeRL
 # ----------------------------------------------------------------------------------------------
+def env_options(args) -> dict:
+    "The --env-option K=V pairs as the env's keyword arguments (numbers as numbers), for PuffeRL's env."
+    number = lambda v: int(v) if v.lstrip("-").isdigit() else float(v) if v.replace(".", "", 1).isdigit() else v
+    return {k: number(v) for k, _, v in (o.partition("=") for o in args.env_option or [])}
+
+
 def run_puffer(args) -> dict:
     import numpy as np, random, torch
     import pufferlib.models, pufferlib.vector
@@ -138,7 +144,7 @@ def run_puffer(args) -> dict:
     if args.workers > 1:
         vecenv = pufferlib.vector.make(
             environment.env_creator(f"puffer_{args.env}"),
-            env_kwargs={"num_envs": args.num_envs // args.workers},
+            env_kwargs={"num_envs": args.num_envs // args.workers, **env_options(args)},
             num_envs=args.workers,
             num_workers=args.workers,
             batch_size=args.workers // args.env_batches,
@@ -149,7 +155,7 @@ def run_puffer(args) -> dict:
     else:
         vecenv = pufferlib.vector.make(
             environment.env_creator(f"puffer_{args.env}"),
-            env_kwargs={"num_envs": args.num_envs},
+            env_kwargs={"num_envs": args.num_envs, **env_options(args)},
             num_envs=1,
             backend=pufferlib.vector.Serial,
             seed=args.seed,
@@ -279,6 +285,9 @@ def main():
     p.add_argument("--policy", choices=["mlp", "lstm"], default="mlp", help="feed-forward, or an LSTM in both trainers")
     p.add_argument(
         "--env", default="cartpole", help="a PufferLib Ocean C env (ours: puffer:<env>; PuffeRL: puffer_<env>)"
+    )
+    p.add_argument(
+        "--env-option", action="append", help="K=V, an option of the env for both trainers (e.g. report_interval=64)"
     )
     p.add_argument("--device", default="cpu", help="cpu or cuda, both trainers (bench/gpu_sps.py runs the GPU set)")
     p.add_argument("--bf16", action="store_true", help="bf16 autocast in both (PuffeRL: precision bfloat16)")

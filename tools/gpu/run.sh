@@ -8,7 +8,7 @@
 export PYTHONUNBUFFERED=1
 T0=$(date +%s)
 DEV=${DEV:-cuda}; N1=${N1:-4096}; N2=${N2:-16384}; STEPS=${STEPS:-5000000}; TS=${TS:-3000000}; PY=${PY:-python3}
-BUDGET=${BUDGET:-480}; STAGES=${STAGES:-graphs,mlp,learn,big,prof,lstm,breakout,async,compile,doctor,cli,dp}
+BUDGET=${BUDGET:-480}; STAGES=${STAGES:-graphs,mlp,learn,big,quiet,prof,lstm,breakout,async,compile,doctor,cli,dp}
 WORKERS=${WORKERS:-8}
 stage() { echo; echo "== $1 (at $(( $(date +%s) - T0 )) s)"; }
 lim() { local left=$(( BUDGET - ($(date +%s) - T0) )); [ $left -lt $1 ] && echo $(( left > 5 ? left : 5 )) || echo $1; }
@@ -29,6 +29,13 @@ s_big() {
   stage "gpu_sps mlp fp32 at ${NBIG:-65536} agents in $WORKERS worker processes"
   timeout $(lim 100) $PY bench/gpu_sps.py --device $DEV --num-envs ${NBIG:-65536} --precisions fp32 --steps $(( STEPS * 4 )) \
     --workers $WORKERS --worker-timeout 45 --json "$OUT/gpu_sps_big.json" 2>&1 | tee -a "$OUT/gpu_sps.txt"
+}
+s_quiet() {
+  stage "gpu_sps mlp fp32 with cartpole's log every 64 steps (report_interval=64, both trainers): $N2 in-process, ${NBIG:-65536} in $WORKERS workers"
+  timeout $(lim 60) $PY bench/gpu_sps.py --device $DEV --num-envs $N2 --precisions fp32 --steps $STEPS --env-option report_interval=64 \
+    --worker-timeout 40 2>&1 | tee -a "$OUT/gpu_sps.txt"
+  timeout $(lim 90) $PY bench/gpu_sps.py --device $DEV --num-envs ${NBIG:-65536} --precisions fp32 --steps $(( STEPS * 4 )) \
+    --workers $WORKERS --env-option report_interval=64 --worker-timeout 40 2>&1 | tee -a "$OUT/gpu_sps.txt"
 }
 s_doctor() {
   stage doctor
