@@ -22,7 +22,7 @@ from .checkpoint import CheckpointManager, rng_state, set_rng_state
 from ..judge.episodes import episode_stats, evaluate_policy, tally_infos
 from .loss import PPOStats, RewardScale
 from .backend import make_adam, make_backend
-from .rollout import ALL, RolloutBuffer, Tally, bootstrap_values, collect_in_batches, put_state, state_cols
+from .rollout import ALL, EpisodeSums, RolloutBuffer, Tally, bootstrap_values, collect_in_batches, put_state, state_cols
 
 # %% auto #0
 __all__ = ['PPOTrainer']
@@ -148,6 +148,12 @@ def _build_buffer(self: PPOTrainer):
                                          state_example, self.policy.recurrent, host=not self.cfg.policy.obs_norm)
     self.buffer = buffer(self.cfg.ppo.num_steps)
     self.ep_return, self.ep_length = np.zeros(n), np.zeros(n, dtype=np.int64)
+    # On CUDA (one batch of envs) episodes are counted at the rollout's end on the device (`rollout.EpisodeSums`), from
+    # the env's own rewards (kept apart when normalisation or bootstrapping changes the buffer's)
+    self.episode_sums = EpisodeSums(n, self.device) if self.buffer.pinned is not None and self.cfg.env.env_batches == 1 else None
+    changed = self.cfg.ppo.norm_reward or self.cfg.ppo.bootstrap_truncated
+    self.raw_rewards = torch.zeros_like(self.buffer.rewards) if self.episode_sums and changed else None
+    self.masked = None   # (T, N) masks of a multi-agent env's agents, kept only when some are masked
     self.state = example
     self.vecenv.async_reset(self.cfg.run.seed + 100_000 * self.rank + self.global_step)
     self.next_obs, *_, ids, _ = self.vecenv.recv()
@@ -174,6 +180,10 @@ def collect_rollout(self: PPOTrainer) -> dict:
         tally.env += time.perf_counter() - t0
         self.receive(t, rewards, terminals, truncations, infos, masks, tally)
     b.end()
+    if self.episode_sums is not None:
+        take = None if self.masked is None else torch.from_numpy(self.masked).to(self.device)
+        returns, lengths, cols = self.episode_sums(b.rewards if self.raw_rewards is None else self.raw_rewards, b.dones, take)
+        tally.ended(returns, lengths, cols % self.vecenv.env_agents); self.masked = None
     return self._rollout_stats(tally)
 
 @patch
@@ -196,23 +206,30 @@ def receive(self: PPOTrainer, t: int, rewards, terminals, truncations, infos, ma
     ppo, b = self.cfg.ppo, self.buffer
     done = terminals | truncations
     row, done_t = b.put_env(t, rewards, done, cols)
+    if self.raw_rewards is not None: self.raw_rewards[t, cols] = row
     r = row
     if self.reward_scale: r = self.reward_scale(r, done_t, cols)
     if ppo.bootstrap_truncated and truncations.any():   # cut, not ended: V(s_t) stands in for V(s_t+1)
         r = r + ppo.gamma * b.values[t, cols] * torch.from_numpy(truncations & ~terminals).to(self.device)
     if r is not row: b.rewards[t, cols] = r
-    self._end_episodes(rewards, done, masks, done_t, tally, cols)
+    self._end_episodes(t, rewards, done, masks, done_t, tally, cols)
     if any(infos): tally_infos(infos, tally.sums, tally.counts)
 
 @patch
-def _end_episodes(self: PPOTrainer, rewards, done, masks, done_t, tally: Tally, cols: slice = ALL) -> None:
+def _end_episodes(self: PPOTrainer, t: int, rewards, done, masks, done_t, tally: Tally, cols: slice = ALL) -> None:
     "Sum each env's return and length; at an episode's end record them (per agent) and reset a recurrent state."
-    ret, length = self.ep_return[cols], self.ep_length[cols]   # (views)
-    ret += rewards; length += 1
-    if not done.any(): return
-    i = np.flatnonzero(done & masks)   # an agent out of a multi-agent episode waits, masked
-    tally.ended(ret[i], length[i], ((cols.start or 0) + i) % self.vecenv.env_agents)
-    ret[done] = 0; length[done] = 0
+    if self.episode_sums is not None:   # counted at the rollout's end; only the masks are kept, where some are masked
+        if not masks.all():
+            if self.masked is None: self.masked = np.ones(tuple(self.buffer.dones.shape), dtype=bool)
+            self.masked[t, cols] = masks
+        if not done.any(): return
+    else:
+        ret, length = self.ep_return[cols], self.ep_length[cols]   # (views)
+        ret += rewards; length += 1
+        if not done.any(): return
+        i = np.flatnonzero(done & masks)   # an agent out of a multi-agent episode waits, masked
+        tally.ended(ret[i], length[i], ((cols.start or 0) + i) % self.vecenv.env_agents)
+        ret[done] = 0; length[done] = 0
     if self.state is not None:
         self.state = put_state(self.state, cols, self.policy.reset_state(state_cols(self.state, cols), done_t))
 

@@ -9,7 +9,7 @@ import numpy as np
 import torch
 
 # %% auto #0
-__all__ = ['ALL', 'RolloutBuffer', 'Tally', 'state_cols', 'put_state', 'collect_in_batches', 'bootstrap_values']
+__all__ = ['ALL', 'RolloutBuffer', 'Tally', 'state_cols', 'put_state', 'EpisodeSums', 'collect_in_batches', 'bootstrap_values']
 
 # %% ../../nbs/05d_train.rollout.ipynb #2fe2d0fb
 ALL = slice(None)   # every env's column
@@ -116,6 +116,32 @@ def put_state(state, cols: slice, new):
     for s, n in zip(state, new) if isinstance(state, tuple) else ((state, new),):
         (s[:, cols] if isinstance(state, tuple) else s[cols]).copy_(n)
     return state
+
+# %% ../../nbs/05d_train.rollout.ipynb #2f0a0900
+class EpisodeSums:
+    """Each env's running episode return and length, carried from rollout to rollout, and the episodes that ended in a
+    rollout, counted from its (T, N) `rewards` and `dones` at once on their device (above)."""
+    def __init__(self, num_envs: int, device):
+        self.ret = torch.zeros(num_envs, dtype=torch.float64, device=device)
+        self.length = torch.zeros(num_envs, dtype=torch.int64, device=device)
+
+    def __call__(self, rewards: torch.Tensor, dones: torch.Tensor, take: torch.Tensor | None = None) -> tuple:
+        """The episodes that ended in the rollout (where `take`, if given: an agent out of a multi-agent episode is
+        masked): their returns, lengths and env columns as arrays, in step-then-env order; the running sums carried on."""
+        T, N = rewards.shape
+        total = rewards.double().cumsum(0)   # each env's sum of rewards up to and including step t
+        t = torch.arange(T, device=rewards.device)[:, None]
+        ended = dones > 0
+        last = torch.where(ended, t, -1).cummax(0).values   # the last end at or before step t (-1: none)
+        prev = torch.cat([last.new_full((1, N), -1), last[:-1]])   # the last end before step t
+        base = torch.where(prev >= 0, total.gather(0, prev.clamp(min=0)), -self.ret)   # the sum before the episode
+        chosen = ended if take is None else ended & take
+        returns, lengths = (total - base)[chosen], (t - prev + (prev < 0) * self.length)[chosen]
+        cols = chosen.nonzero()[:, 1]
+        end = last[-1]
+        self.ret = torch.where(end >= 0, total[-1] - total.gather(0, end.clamp(min=0)[None])[0], total[-1] + self.ret)
+        self.length = torch.where(end >= 0, T - 1 - end, T + self.length)
+        return returns.cpu().numpy(), lengths.cpu().numpy(), cols.cpu().numpy()
 
 # %% ../../nbs/05d_train.rollout.ipynb #b737b66f
 @torch.no_grad()

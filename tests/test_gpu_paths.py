@@ -1,14 +1,20 @@
-"""The update's epoch as one CUDA graph (`train.graphs.UpdateGraph`) inside the PPO trainer, tried on a CPU: a stand-in
-graph (its replay runs the captured epoch again on the same tensors, as CUDA replays the captured kernels) takes the
-trainer's own path (the rollout staged by `begin_update`, the learning rate as a tensor under an annealed schedule, the
-capture's warm-up undone, a new capture when a live setting changes) and ends with the plain eager run's parameters."""
+"""The PPO trainer's CUDA-only paths, tried on a CPU inside the trainer.
 
+* The update's epoch as one CUDA graph (`train.graphs.UpdateGraph`): a stand-in graph (its replay runs the captured
+  epoch again on the same tensors, as CUDA replays the captured kernels) takes the trainer's own path (the rollout
+  staged by `begin_update`, the learning rate as a tensor under an annealed schedule, the capture's warm-up undone, a
+  new capture when a live setting changes) and ends with the plain eager run's parameters.
+* Episodes counted at the rollout's end (`train.rollout.EpisodeSums`, on CUDA instead of the per-step count): the same
+  episodes and stats as the per-step count, with rewards normalised and truncations bootstrapped in the buffer."""
+
+import pytest
 import torch
 
 import workbench.train.graphs as graphs
 from workbench.train.backend import TorchBackend
 from workbench.train.config import TrainConfig
 from workbench.train.ppo import PPOTrainer
+from workbench.train.rollout import EpisodeSums
 
 RUN = dict(env="gym:CartPole-v1", num_envs=8, num_steps=32, num_minibatches=4, update_epochs=2, anneal_lr=True,
            total_timesteps=8 * 32 * 4, device="cpu", eval_every=0, checkpoint_every=0, learner="torch", seed=3)  # fmt: skip
@@ -65,3 +71,25 @@ def test_the_graphed_update_trains_as_the_eager_one(monkeypatch):
     assert isinstance(lr, float) and lr == eager.optimizer.param_groups[0]["lr"] < RUN.get("learning_rate", 1)
     state = graphed.optimizer.state[next(graphed.policy.parameters())]
     assert int(state["step"]) == 4 * 2 * 4  # updates x epochs x minibatches: the warm-ups left no step behind
+
+
+def test_episodes_counted_at_the_rollouts_end_are_the_per_step_ones():
+    run = dict(env="puffer:cartpole", num_envs=64, num_steps=64, num_minibatches=4, total_timesteps=64 * 64 * 5,
+               norm_reward=True, bootstrap_truncated=True, device="cpu", eval_every=0, checkpoint_every=0, seed=5)  # fmt: skip
+    stats, returns = [], []
+    for at_end in (False, True):
+        trainer = PPOTrainer(TrainConfig(**run))
+        if at_end:  # as on CUDA: the env's own rewards kept apart from the normalised ones
+            trainer.episode_sums = EpisodeSums(64, "cpu")
+            trainer.raw_rewards = torch.zeros_like(trainer.buffer.rewards)
+        try:
+            stats.append([trainer.collect_rollout() for _ in range(5)])
+            returns.append(list(trainer.recent_returns))
+        finally:
+            trainer.close()
+    assert len(returns[0]) > 30 and max(returns[0]) > 64  # episodes across rollouts, some carried over
+    assert returns[0] == pytest.approx(returns[1])
+    for ours, ref in zip(stats[1], stats[0]):
+        assert {k: v for k, v in ours.items() if not k.startswith("perf/")} == pytest.approx(
+            {k: v for k, v in ref.items() if not k.startswith("perf/")}
+        )
