@@ -114,9 +114,10 @@ for bf16 in (False, True):
             for lrn in pair:
                 lrn.begin_update(b)
             graphed.data = ug.stage(graphed.data)
-            if update == 2:
+            if update == 1:  # a new rate: read at each replay
                 for lrn in pair:
                     lrn.optimizer.param_groups[0]["lr"] = 3e-4
+            if update == 2:  # a setting the graph holds: captured again
                 ppo.ent_coef = 0.02
             for epoch in range(2):
                 perm = torch.randperm(T * N, device=dev)

@@ -47,7 +47,9 @@ class TorchBackend:
 
     def gae(self, rewards, values, dones, next_value, gamma: float, gae_lambda: float):
         "Advantages and returns of the rollout (`loss.compute_gae`; one CUDA graph on CUDA)."
-        return self.gae_graph(rewards, values, dones, next_value, gamma, gae_lambda)
+        out = self.gae_graph(rewards, values, dones, next_value, gamma, gae_lambda)
+        if rewards.is_cuda: _say_once(self.gae_graph.why, "the advantages are computed eagerly")
+        return out
 
     def begin_update(self, b) -> None:
         "Before an update: the rollout `b`'s tensors viewed by unit (an env's k agents over a step, or a whole sequence)."
@@ -70,9 +72,7 @@ class TorchBackend:
         "An epoch of minibatches (`graphs.minibatch_epoch`), replayed as a CUDA graph where `begin_update` made one."
         if self.update_graph is None or sync is not None: return minibatch_epoch(self, perm, per_mb, ppo, sync)
         out = self.update_graph(perm, per_mb, ppo)
-        if self.update_graph.why and self.update_graph.why not in _SAID:
-            _SAID.add(self.update_graph.why)
-            print(f"workbench: the update runs eagerly ({self.update_graph.why})", file=sys.stderr)
+        _say_once(self.update_graph.why, "the update runs eagerly")
         return out
 
     def loss_and_grad(self, idx: torch.Tensor, ppo) -> torch.Tensor:
@@ -154,6 +154,12 @@ class CBackend:
 
 # %% ../../nbs/05d_train.backend.ipynb #49af25f2
 _SAID: set = set()   # notices said in this process (each once)
+
+def _say_once(why, what: str) -> None:
+    "Say on stderr, once a process, that `what` happens and `why` (nothing when `why` is None or not asked for)."
+    if why and why != "not asked" and (what, why) not in _SAID:
+        _SAID.add((what, why))
+        print(f"workbench: {what} ({why})", file=sys.stderr)
 
 def make_backend(policy, optimizer: torch.optim.Optimizer, cfg, model=None, accelerator=None, roles: int = 1,
                  distributed: bool = False):

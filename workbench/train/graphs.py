@@ -4,6 +4,7 @@
 
 # %% ../../nbs/05c_train.graphs.ipynb #da601a87
 from __future__ import annotations
+import copy
 import torch
 
 # %% auto #0
@@ -14,14 +15,19 @@ def capture(fn, warmup: int = 3) -> tuple:
     """`fn()` captured as a CUDA graph after `warmup` eager runs on a side stream (as torch's docs ask: lazy set-up,
     cuBLAS workspaces, optimizer state, happens outside the capture); returns the graph and `fn`'s outputs, the
     tensors each replay writes."""
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        for _ in range(warmup): fn()
-    torch.cuda.current_stream().wait_stream(side)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph): out = fn()
-    return graph, out
+    home, side = torch.cuda.current_stream(), torch.cuda.Stream()
+    side.wait_stream(home)
+    try:
+        with torch.cuda.stream(side):
+            for _ in range(warmup): fn()
+        home.wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        # thread_local: another thread's CUDA calls meanwhile (a dashboard reading memory) do not spoil the capture
+        with torch.cuda.graph(graph, capture_error_mode="thread_local"): out = fn()
+        return graph, out
+    except BaseException:   # a failed capture can leave its stream current, and a warm-up's kernels running
+        torch.cuda.set_stream(home); home.wait_stream(side)
+        raise
 
 def capture_failed(e: Exception) -> str:
     "Why a capture failed, in one line."
@@ -116,14 +122,15 @@ class UpdateGraph:
                 ppo.max_grad_norm, settings, tuple(t.data_ptr() for t in tensors))
 
     def _epoch(self, per_mb: int, ppo) -> tuple:
-        "The captured epoch: Adam reads the learning rate from `lrs`, as the graph will (capturable on CUDA)."
+        "The captured epoch: Adam reads the learning rate from `lrs`, as the graph will (capturable while capturing)."
         groups = self.learner.optimizer.param_groups
-        floats = [g["lr"] for g in groups]
+        before = [(g["lr"], g["capturable"]) for g in groups]
+        capturing = self.perm.is_cuda and torch.cuda.is_current_stream_capturing()
         try:
-            for g, t in zip(groups, self.lrs): g["lr"], g["capturable"] = t, t.is_cuda
+            for g, t in zip(groups, self.lrs): g["lr"], g["capturable"] = t, capturing
             return minibatch_epoch(self.learner, self.perm, per_mb, ppo)
         finally:
-            for g, lr in zip(groups, floats): g["lr"], g["capturable"] = lr, False
+            for g, (lr, capturable) in zip(groups, before): g["lr"], g["capturable"] = lr, capturable
 
     def _capture(self, perm, per_mb: int, ppo):
         "Capture the epoch; None, or why not. The parameters and Adam's state come back as they were before it."
@@ -132,12 +139,14 @@ class UpdateGraph:
         saved = [p.detach().clone() for p in params]
         state = {id(v): v.clone() for s in opt.state.values() for v in s.values() if torch.is_tensor(v)}
         self.perm = perm.clone()
-        self.lrs = [torch.tensor(float(g["lr"]), device=perm.device) for g in opt.param_groups]
+        self.lrs = [torch.tensor(float(g["lr"]), dtype=torch.float32, device=perm.device) for g in opt.param_groups]
+        frozen = copy.copy(ppo)   # the settings the graph holds (a change of them is a new key)
         try:
             if self.needs_cuda and not perm.is_cuda: return "CUDA graphs need a CUDA device"
-            self.graph, self.out = capture(lambda: self._epoch(per_mb, ppo), self.warmup)
+            self.graph, self.out = capture(lambda: self._epoch(per_mb, frozen), self.warmup)
         except Exception as e: return capture_failed(e)
         finally:   # Adam's state made by the warm-up is as fresh state is: zeros
+            if perm.is_cuda: torch.cuda.synchronize()
             with torch.no_grad():
                 for p, s in zip(params, saved): p.copy_(s)
                 for v in (v for s in opt.state.values() for v in s.values() if torch.is_tensor(v)):

@@ -46,7 +46,7 @@ class PPOTrainer(Trainer):
         device = resolve_device(cfg.run.device)
         if cfg.run.torch_threads: torch.set_num_threads(cfg.run.torch_threads)
         reuse_freed_memory()   # the update's activations, freed and made again each minibatch (core)
-        graphs = cfg.run.cuda_graphs and device != "cpu"   # (autocast's cast cache cannot be used inside a CUDA graph)
+        graphs = cfg.run.cuda_graphs and device != "cpu" and not cfg.policy.sde   # (autocast's cast cache is not for graphs)
         self.accelerator = Accelerator(cpu=device == "cpu", mixed_precision="bf16" if cfg.run.bf16 else "no",
                                        kwargs_handlers=[AutocastKwargs(cache_enabled=False)] if graphs else None)
         self.device, self.rank = self.accelerator.device, self.accelerator.process_index
