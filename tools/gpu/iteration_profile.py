@@ -1,12 +1,13 @@
 """Where one PPO iteration's time goes on a GPU, op by op: the trainer (puffer:cartpole, one env object) runs a few
-iterations to warm up, then one under torch.profiler; prints the phases (synchronised wall time) and the profiler's
-tables by host time and by GPU time. Run by tools/gpu/run.sh (stage `prof`).
+iterations to warm up, then one under torch.profiler; prints the phases (synchronised wall time), the profiler's
+tables by host time and by GPU time, and one rollout's Python functions by their own time (cProfile). Run by
+tools/gpu/run.sh (stage `prof`).
 
     python tools/gpu/iteration_profile.py --device cuda --num-envs 16384
     python tools/gpu/iteration_profile.py --device cpu --num-envs 256      # tries it here
 """
 
-import argparse, time
+import argparse, cProfile, pstats, time
 
 import torch
 from torch.profiler import ProfilerActivity, profile, record_function
@@ -74,4 +75,12 @@ if args.device == "cuda":
     print(avg.table(sort_by="self_cuda_time_total", row_limit=args.rows, max_name_column_width=44))
     busy = sum(e.self_device_time_total for e in avg) / 1e3
     print(f"GPU busy {busy:.1f} ms of the profiled iteration's kernels and copies")
+# The rollout's host side, function by function (the env's C step, the copies, the bookkeeping, the waits on the GPU)
+host = cProfile.Profile()
+host.enable()
+trainer.collect_rollout()
+sync()
+host.disable()
+print("# one rollout under cProfile, by own time")
+pstats.Stats(host).sort_stats("tottime").print_stats(args.rows)
 trainer.close()
