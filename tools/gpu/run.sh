@@ -1,7 +1,7 @@
 # The GPU checks (issues 22 and 44), on a lent GPU machine from the repo root, after tools/gpu/prepare.sh here:
 #   device tool: run  command="bash tools/gpu/run.sh 2>&1"  carry=[".gpu"]  timeout_s=540
-# Each stage is bounded so that the whole fits BUDGET seconds, and none begins after it; its logs go to $OUT (the
-# device tool brings back at most 8 files: pass OUT=/tmp/o and copy the .txt files, as RESULTS §14 says).
+# Each stage is bounded so that the whole fits BUDGET seconds, and none begins after it. Its logs and JSON go to
+# /tmp/gpu_logs, packed after every stage into $OUT/logs.tgz (the device tool brings back at most 8 files).
 # SETUP=0 DEV=cpu N1=256 N2=512 STEPS=300000 TS=100000 LEARN_STEPS=100000 PY=.venv/bin/python bash tools/gpu/run.sh tries it
 # on a CPU, in the project's environment (setup.sh's wheels are for the GPU image's Python 3.12).
 # STAGES picks the checks after setup and their order (default: all, as below).
@@ -12,8 +12,10 @@ BUDGET=${BUDGET:-480}; STAGES=${STAGES:-graphs,mlp,learn,big,quiet,prof,lstm,bre
 WORKERS=${WORKERS:-8}
 stage() { echo; echo "== $1 (at $(( $(date +%s) - T0 )) s)"; }
 lim() { local left=$(( BUDGET - ($(date +%s) - T0) )); [ $left -lt $1 ] && echo $(( left > 5 ? left : 5 )) || echo $1; }
+RESULTS=${OUT:-/tmp/out}; OUT=/tmp/gpu_logs; rm -rf "$OUT"; mkdir -p "$OUT" "$RESULTS"
+pack() { tar czf "$RESULTS/logs.tgz" -C "$OUT" . 2>/dev/null; }
 stage setup
-if [ "${SETUP:-1}" = 1 ]; then source tools/gpu/setup.sh || exit 1; else OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"; fi
+if [ "${SETUP:-1}" = 1 ]; then source tools/gpu/setup.sh || { pack; exit 1; }; fi
 nvidia-smi --query-gpu=name,driver_version,temperature.gpu,clocks.sm,power.draw,memory.total --format=csv | tee "$OUT/nvidia.txt"
 $PY -c 'import torch; print("cores", __import__("os").cpu_count(), "cudnn", torch.backends.cudnn.version())'
 
@@ -91,5 +93,6 @@ s_dp() {
 
 for s in ${STAGES//,/ }; do   # a stage begun with little time left gets at least 5 s a command: none is begun after BUDGET
   if [ $(( BUDGET - ($(date +%s) - T0) )) -lt 15 ]; then echo "== $s: not run (the budget of $BUDGET s is spent)"; else "s_$s"; fi
+  pack
 done
 stage done
