@@ -28,8 +28,8 @@ s_learn() {
   timeout $(lim 120) $PY tools/gpu/learn_check.py --device $DEV --num-envs $N1 --steps ${LEARN_STEPS:-3000000} 2>&1 | tee "$OUT/learn.txt"
 }
 s_big() {
-  stage "gpu_sps mlp fp32 at ${NBIG:-65536} agents in $WORKERS worker processes"
-  timeout $(lim 100) $PY bench/gpu_sps.py --device $DEV --num-envs ${NBIG:-65536} --precisions fp32 --steps $(( STEPS * 4 )) \
+  stage "gpu_sps mlp fp32 at ${NBIG:-32768 65536} agents in $WORKERS worker processes"
+  timeout $(lim 120) $PY bench/gpu_sps.py --device $DEV --num-envs ${NBIG:-32768 65536} --precisions fp32 --steps $(( STEPS * 4 )) \
     --workers $WORKERS --worker-timeout 45 --json "$OUT/gpu_sps_big.json" 2>&1 | tee -a "$OUT/gpu_sps.txt"
 }
 s_quiet() {
