@@ -66,8 +66,9 @@ s_breakout() {
     --worker-timeout 45 --json "$OUT/gpu_sps_breakout.json" 2>&1 | tee -a "$OUT/gpu_sps.txt"
 }
 s_prof() {
-  stage "where an iteration's time goes: the MLP at $N2 agents, op by op"
+  stage "where an iteration's time goes: the MLP at $N2 agents and the LSTM at $N1, op by op"
   timeout $(lim 90) $PY tools/gpu/iteration_profile.py --device $DEV --num-envs $N2 2>&1 | tee "$OUT/iteration_profile.txt"
+  timeout $(lim 90) $PY tools/gpu/iteration_profile.py --device $DEV --num-envs $N1 --policy lstm 2>&1 | tee -a "$OUT/iteration_profile.txt"
 }
 s_lstmprof() {
   stage "where the LSTM's time goes"
