@@ -93,7 +93,7 @@ class RunConfig:
     compile_mode: Literal["default", "reduce-overhead", "max-autotune-no-cudagraphs", "max-autotune"] = "default"
     "torch.compile's mode with --compile (reduce-overhead: the compiled update's passes replayed as CUDA graphs)"
     cuda_graphs: bool = True
-    "CUDA: replay the rollout's policy step as a CUDA graph (eagerly where capture fails; `train.graphs`)"
+    "CUDA: the rollout's policy step, GAE and each update epoch as CUDA graphs (eager where capture fails; `train.graphs`)"
     learner: Literal["auto", "c", "torch"] = "auto"
     "the learner's backend (`train.backend`): auto (C kernels where they take the run, else torch), c (only C) or torch"
     grad_sync: Literal["auto", "ddp"] = "auto"
