@@ -3,7 +3,8 @@
 * The update's epoch as one CUDA graph (`train.graphs.UpdateGraph`): a stand-in graph (its replay runs the captured
   epoch again on the same tensors, as CUDA replays the captured kernels) takes the trainer's own path (the rollout
   staged by `begin_update`, the learning rate as a tensor under an annealed schedule, the capture's warm-up undone, a
-  new capture when a live setting changes) and ends with the plain eager run's parameters.
+  new capture when a live setting changes) and ends with the plain eager run's parameters, for the MLP and for the
+  LSTM (whose replay in the graph is the fixed-shape scan, from the staged initial state).
 * Episodes counted at the rollout's end (`train.rollout.EpisodeSums`, on CUDA instead of the per-step count): the same
   episodes and stats as the per-step count, with rewards normalised and truncations bootstrapped in the buffer."""
 
@@ -41,8 +42,8 @@ def stand_in_capture(fn, warmup=1):
     return graph, graph.out
 
 
-def train(updates: int = 4) -> PPOTrainer:
-    trainer = PPOTrainer(TrainConfig(**RUN))
+def train(updates: int = 4, **changes) -> PPOTrainer:
+    trainer = PPOTrainer(TrainConfig(**{**RUN, **changes}))
     try:
         for i in range(updates):
             trainer.step()
@@ -55,14 +56,17 @@ def train(updates: int = 4) -> PPOTrainer:
     return trainer
 
 
-def test_the_graphed_update_trains_as_the_eager_one(monkeypatch):
-    eager = train()
+@pytest.mark.parametrize("policy", ["mlp", "lstm"])
+def test_the_graphed_update_trains_as_the_eager_one(monkeypatch, policy):
+    # (an LSTM's update: units are whole envs, 2 minibatches of 4; its replay in the graph is the fixed-shape scan)
+    changes = {"policy": "lstm", "num_minibatches": 2} if policy == "lstm" else {}
+    eager = train(**changes)
     assert eager.learner.update_graph is None  # on a CPU: the eager epoch
     monkeypatch.setattr(TorchBackend, "_graphable", lambda self: True)
     monkeypatch.setattr(graphs, "capture", stand_in_capture)
     monkeypatch.setattr(graphs.UpdateGraph, "needs_cuda", False)
     StandIn.captures = 0
-    graphed = train()
+    graphed = train(**changes)
     assert isinstance(graphed.learner.update_graph.graph, StandIn)
     assert StandIn.captures == 2  # the first update, and again after ent_coef changed
     for p, q in zip(eager.policy.parameters(), graphed.policy.parameters()):
@@ -70,7 +74,8 @@ def test_the_graphed_update_trains_as_the_eager_one(monkeypatch):
     lr = graphed.optimizer.param_groups[0]["lr"]
     assert isinstance(lr, float) and lr == eager.optimizer.param_groups[0]["lr"] < RUN.get("learning_rate", 1)
     state = graphed.optimizer.state[next(graphed.policy.parameters())]
-    assert int(state["step"]) == 4 * 2 * 4  # updates x epochs x minibatches: the warm-ups left no step behind
+    minibatches = 2 if policy == "lstm" else 4
+    assert int(state["step"]) == 4 * 2 * minibatches  # updates x epochs x minibatches: the warm-ups left no step behind
 
 
 def test_episodes_counted_at_the_rollouts_end_are_the_per_step_ones():

@@ -96,41 +96,45 @@ for kind in ("lstm", "transformer"):  # the state through static buffers; the ne
 # The update's epoch as one graph (`UpdateGraph`): the same parameters, Adam state and stats as the eager epoch, after
 # several epochs with a changed learning rate and a changed setting (a new capture), and its time; GAE likewise.
 
-for bf16 in (False, True):
+for kind, bf16 in (("mlp", False), ("mlp", True), ("lstm", False)):
     torch.manual_seed(0)
-    policy = make_policy(gym.spaces.Box(-1, 1, (4,)), gym.spaces.Discrete(2), PolicyConfig(hidden_size=128)).to(dev)
+    policy = make_policy(
+        gym.spaces.Box(-1, 1, (4,)), gym.spaces.Discrete(2), PolicyConfig(policy=kind, hidden_size=128)
+    ).to(dev)
     pair = [TorchBackend(p, make_adam(p.parameters(), 1e-3)) for p in (policy, copy.deepcopy(policy))]
-    T, N = 64, 4096
+    T, N, H = 64, 4096, 128
     b = SimpleNamespace(obs=torch.randn(T, N, 4, device=dev), actions=torch.randint(0, 2, (T, N), device=dev),
                         logprobs=-torch.rand(T, N, device=dev), advantages=torch.randn(T, N, device=dev),
                         returns=torch.randn(T, N, device=dev), values=torch.randn(T, N, device=dev), states=None,
-                        initial_state=None)  # fmt: skip
+                        starts=(torch.rand(T, N, device=dev) < 0.05).float(),
+                        initial_state=(torch.randn(1, N, H, device=dev) * 0.1, torch.randn(1, N, H, device=dev) * 0.1)
+                        if kind == "lstm" else None)  # fmt: skip
+    units, per_mb = (N, N // 8) if kind == "lstm" else (T * N, 32768)  # an LSTM's units are whole envs
     ppo = SimpleNamespace(clip_coef=0.2, ent_coef=0.01, vf_coef=0.5, norm_adv=True, clip_vloss=True, max_grad_norm=0.5)
     eager, graphed = pair
-    ug = UpdateGraph(graphed)
+    ug = graphed.update_graph = UpdateGraph(graphed)  # (begin_update stages the rollout into it)
     cast = torch.autocast("cuda", torch.bfloat16, enabled=bf16, cache_enabled=False)
     with cast:
         for update in range(3):
             for lrn in pair:
                 lrn.begin_update(b)
-            graphed.data = ug.stage(graphed.data)
             if update == 1:  # a new rate: read at each replay
                 for lrn in pair:
                     lrn.optimizer.param_groups[0]["lr"] = 3e-4
             if update == 2:  # a setting the graph holds: captured again
                 ppo.ent_coef = 0.02
             for epoch in range(2):
-                perm = torch.randperm(T * N, device=dev)
-                ref, out = minibatch_epoch(eager, perm, 32768, ppo), ug(perm, 32768, ppo)
-        same = all(torch.allclose(p, q, atol=1e-5 if not bf16 else 1e-3) for p, q in
+                perm = torch.randperm(units, device=dev)
+                ref, out = minibatch_epoch(eager, perm, per_mb, ppo), ug(perm, per_mb, ppo)
+        same = all(torch.allclose(p, q, atol=1e-5 if kind == "mlp" and not bf16 else 1e-3) for p, q in
                    zip(eager.policy.parameters(), graphed.policy.parameters()))  # fmt: skip
-        name = "bf16" if bf16 else "fp32"
+        name = f"{kind} {'bf16' if bf16 else 'fp32'}"
         check(f"update graph {name}: captured", ug.graph is not None, ug.why or "")
         check(f"update graph {name}: parameters as the eager epochs'", same)
         check(f"update graph {name}: stats as eager", torch.allclose(out[0], ref[0], rtol=1e-3, atol=1e-3))
         for label, fn in (
-            ("graph", lambda: ug(perm, 32768, ppo)),
-            ("eager", lambda: minibatch_epoch(eager, perm, 32768, ppo)),
+            ("graph", lambda: ug(perm, per_mb, ppo)),
+            ("eager", lambda: minibatch_epoch(eager, perm, per_mb, ppo)),
         ):
             sync()
             t0 = time.perf_counter()
@@ -138,7 +142,7 @@ for bf16 in (False, True):
                 fn()
             sync()
             ms = (time.perf_counter() - t0) / 10 * 1e3
-            print(f"     update {name}: {label} epoch of {T * N // 32768} minibatches: {ms:.2f} ms")
+            print(f"     update {name}: {label} epoch of {units // per_mb} minibatches: {ms:.2f} ms")
 r, v = torch.randn(64, 16384, device=dev), torch.randn(64, 16384, device=dev)
 d, nv = (torch.rand(64, 16384, device=dev) < 0.05).float(), torch.randn(16384, device=dev)
 gae = GaeGraph(compute_gae)

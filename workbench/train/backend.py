@@ -59,14 +59,20 @@ class TorchBackend:
         if recurrent: data["starts"] = b.starts; data = {n: v.unflatten(1, (-1, k)) for n, v in data.items()}
         else: data = {n: v.reshape(-1, k, *v.shape[2:]) for n, v in data.items()}
         if self.update_graph is None and self.graphs and self._graphable(): self.update_graph = UpdateGraph(self)
-        if self.update_graph is not None: data = self.update_graph.stage(data)   # (the graph's own copies)
-        self.data, self.initial_state = data, b.initial_state
+        initial = b.initial_state
+        if self.update_graph is not None:   # the graph's own copies, the rollout's initial state too
+            staged = self.update_graph.stage({**data, **{f"initial{i}": s for i, s in enumerate(initial or ())}})
+            data, initial = {n: staged[n] for n in data}, initial and tuple(staged[f"initial{i}"] for i in range(len(initial)))
+        self.data, self.initial_state = data, initial
 
     def _graphable(self) -> bool:
-        "Whether an epoch can be one CUDA graph: one process on CUDA, a feed-forward policy, not compiled (compile has its own)."
+        """Whether an epoch can be one CUDA graph: one process on CUDA, not compiled (compile has its own), a feed-forward
+        policy or an LSTM in float32 (its replay then the scan of fixed shapes, `policy.replay.fixed_shapes`)."""
         acc = self.accelerator
         one = acc is None or (acc.num_processes == 1 and acc.gradient_accumulation_steps == 1 and acc.scaler is None)
-        return one and self.model is self.policy and not self.policy.recurrent and next(self.policy.parameters()).is_cuda
+        fp32 = acc is None or acc.mixed_precision == "no"
+        shapes = not self.policy.recurrent or (isinstance(getattr(self.policy, "lstm", None), torch.nn.LSTM) and fp32)
+        return one and shapes and self.model is self.policy and next(self.policy.parameters()).is_cuda
 
     def epoch(self, perm: torch.Tensor, per_mb: int, ppo, sync=None) -> tuple:
         "An epoch of minibatches (`graphs.minibatch_epoch`), replayed as a CUDA graph where `begin_update` made one."

@@ -4,8 +4,9 @@
 
 # %% ../../nbs/05c_train.graphs.ipynb #da601a87
 from __future__ import annotations
-import copy
+import contextlib, copy
 import torch
+from ..policy.replay import fixed_shapes
 
 # %% auto #0
 __all__ = ['capture', 'capture_failed', 'StepGraph', 'minibatch_epoch', 'UpdateGraph', 'GaeGraph']
@@ -128,7 +129,8 @@ class UpdateGraph:
         capturing = self.perm.is_cuda and torch.cuda.is_current_stream_capturing()
         try:
             for g, t in zip(groups, self.lrs): g["lr"], g["capturable"] = t, capturing
-            return minibatch_epoch(self.learner, self.perm, per_mb, ppo)
+            with fixed_shapes() if self.learner.policy.recurrent else contextlib.nullcontext():   # an LSTM's replay
+                return minibatch_epoch(self.learner, self.perm, per_mb, ppo)
         finally:
             for g, (lr, capturable) in zip(groups, before): g["lr"], g["capturable"] = lr, capturable
 
