@@ -11,6 +11,8 @@
 import pytest
 import torch
 
+import workbench.policy.nets as nets
+import workbench.policy.replay as replay
 import workbench.train.graphs as graphs
 from workbench.train.backend import TorchBackend
 from workbench.train.config import TrainConfig
@@ -66,8 +68,14 @@ def test_the_graphed_update_trains_as_the_eager_one(monkeypatch, policy):
     monkeypatch.setattr(graphs, "capture", stand_in_capture)
     monkeypatch.setattr(graphs.UpdateGraph, "needs_cuda", False)
     StandIn.captures = 0
+    fixed = []  # whether each LSTM replay ran in the fixed-shape form (the only form a real graph can hold)
+    real = nets.lstm_sequence
+    monkeypatch.setattr(nets, "lstm_sequence", lambda *a, **k: fixed.append(replay._FIXED.on) or real(*a, **k))
     graphed = train(**changes)
     assert isinstance(graphed.learner.update_graph.graph, StandIn)
+    if policy == "lstm":
+        assert fixed and all(fixed)
+        assert graphed.learner.initial_state[0] is graphed.learner.update_graph.static["initial0"]  # (staged)
     assert StandIn.captures == 2  # the first update, and again after ent_coef changed
     for p, q in zip(eager.policy.parameters(), graphed.policy.parameters()):
         torch.testing.assert_close(p, q, atol=1e-6, rtol=1e-5)

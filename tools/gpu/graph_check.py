@@ -115,7 +115,11 @@ for kind, bf16 in (("mlp", False), ("mlp", True), ("lstm", False)):
     ug = graphed.update_graph = UpdateGraph(graphed)  # (begin_update stages the rollout into it)
     cast = torch.autocast("cuda", torch.bfloat16, enabled=bf16, cache_enabled=False)
     with cast:
-        for update in range(3):
+        for update in range(3):  # each a new rollout in new tensors (the graph reads its own copies)
+            b.obs, b.advantages = torch.randn(T, N, 4, device=dev), torch.randn(T, N, device=dev)
+            if kind == "lstm":
+                b.starts = (torch.rand(T, N, device=dev) < 0.05).float()
+                b.initial_state = tuple(torch.randn(1, N, H, device=dev) * 0.1 for _ in range(2))
             for lrn in pair:
                 lrn.begin_update(b)
             if update == 1:  # a new rate: read at each replay

@@ -4,6 +4,7 @@
 
 # %% ../../nbs/02a_policy.replay.ipynb #c8f0d120
 from __future__ import annotations
+import threading
 from contextlib import contextmanager
 from typing import Optional
 
@@ -14,7 +15,9 @@ import torch.nn as nn
 __all__ = ['LSTMScan', 'keep_scan_eager', 'lstm_sequence', 'fixed_shapes']
 
 # %% ../../nbs/02a_policy.replay.ipynb #9643ef0b
-_FIXED = [False]   # set by `fixed_shapes` (below): the reset applied at every step, no read of the starts on the host
+class _Fixed(threading.local):   # set by `fixed_shapes` (below), for this thread: the reset applied at every step
+    on = False
+_FIXED = _Fixed()
 
 class LSTMScan(torch.autograd.Function):
     """One LSTM layer stepped over T steps from its input projections gx (T, B, 4H) and (h, c) (B, H), the state zeroed
@@ -23,7 +26,7 @@ class LSTMScan(torch.autograd.Function):
     def forward(ctx, gx, w_hh, h, c, starts):
         (T, B, G), H = gx.shape, gx.shape[2] // 4
         keep = (1.0 - starts).unsqueeze(-1).to(gx.dtype)
-        cut = [True] * T if _FIXED[0] else starts.any(1).tolist()   # steps where some env begins (fixed: every step)
+        cut = [True] * T if _FIXED.on else starts.any(1).tolist()   # steps where some env begins (fixed: every step)
         scale = gx.new_ones(G); scale[2 * H:3 * H] = 2        # the cell input's tanh(x) as 2 sigmoid(2x) - 1
         acts, wt = gx * scale, (w_hh * scale[:, None]).t()     # -> the gates (i, f, g, o) of each step
         hprev, cprev, tcs, out = (gx.new_empty(T, B, H) for _ in range(4))
@@ -148,7 +151,7 @@ def lstm_sequence(lstm: nn.LSTM, e: torch.Tensor, state: tuple, starts: torch.Te
     wanted and packs where episodes begin at most steps; on a CPU `scan` (`LSTMScan`) steps it in one autograd node.
     -> (outputs (T, B, H), final state or None)."""
     T = e.shape[0]
-    if _FIXED[0]: return _SCAN[0](lstm, e, state, starts)
+    if _FIXED.on: return _SCAN[0](lstm, e, state, starts)
     if padded is None: padded = e.is_cuda and not final and not packed
     assert not (padded and final), "the padded form has no final state"
     if padded: return _lstm_padded(lstm, e, state, starts)
@@ -163,7 +166,7 @@ def lstm_sequence(lstm: nn.LSTM, e: torch.Tensor, state: tuple, starts: torch.Te
 # %% ../../nbs/02a_policy.replay.ipynb #5b6178da
 @contextmanager
 def fixed_shapes():
-    "Within it, `lstm_sequence` takes a form whose steps and shapes do not depend on the starts (for CUDA graphs)."
-    before, _FIXED[0] = _FIXED[0], True
+    "Within it (in this thread), `lstm_sequence` takes a form whose steps and shapes do not depend on the starts (CUDA graphs)."
+    before, _FIXED.on = _FIXED.on, True
     try: yield
-    finally: _FIXED[0] = before
+    finally: _FIXED.on = before
