@@ -43,9 +43,9 @@ ROOMS = [  # (the packages a row holds, what they do), in the order of the data 
     ),
     (
         ("workbench.train",),
-        "training config, checkpoints, the losses, CUDA graphs of the rollout's step, the learner's backends, the "
-        "rollout (its buffer, envs in batches), the loop's frame, PPO, the language-model settings, SFT, GRPO, teams, "
-        "the one train-and-record path (`train_run`), `train --algo sft|grpo`",
+        "training config, checkpoints, the losses, CUDA graphs (the rollout's step, the advantages, the update), the "
+        "learner's backends, the rollout (its buffer, envs in batches), the loop's frame, PPO, the language-model "
+        "settings, SFT, GRPO, teams, the one train-and-record path (`train_run`), `train --algo sft|grpo`",
     ),
     (("workbench.doctor",), "`workbench doctor`: a machine checked before a long run"),
     (
