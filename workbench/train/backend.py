@@ -37,8 +37,7 @@ class TorchBackend:
         if self.graphs and x.is_cuda:
             if self.step_graph is None or self.step_graph.x.shape != x.shape:
                 self.step_graph = StepGraph(self.policy, x, state)
-                if self.step_graph.why:
-                    print(f"workbench: the rollout's step runs eagerly ({self.step_graph.why})", file=sys.stderr)
+                _say_once(self.step_graph.why, "the rollout's step runs eagerly")
             return self.step_graph(x, state, actions, logprobs, values)
         params, value, state = self.policy(x, state)
         action, logprob = self.policy.head.sample(params)
