@@ -72,6 +72,7 @@ PRECISIONS = {
     "bf16": ["--bf16"],
     "bf16+compile": ["--bf16", "--compile"],
     "bf16+compile-graphs": ["--bf16", "--compile", "--compile-mode", "reduce-overhead"],  # both trainers' CUDA graphs
+    "fp32+compile-graphs": ["--compile", "--compile-mode", "reduce-overhead"],  # torch's graphs in place of ours
 }
 
 
@@ -111,6 +112,7 @@ def main():
     p.add_argument("--no-compile", action="store_true", help="leave out the torch.compile runs")
     p.add_argument("--worker-timeout", type=float, default=300, help="seconds before a run counts as failed")
     p.add_argument("--repeats", type=int, default=1, help="runs of each trainer, in turn; the ratio of the medians")
+    p.add_argument("--ours-only", action="store_true", help="leave PuffeRL out: our settings against each other")
     p.add_argument("--json", help="also write the results to this file")
     args = p.parse_args()
     import torch
@@ -128,7 +130,7 @@ def main():
         for precision in precisions:
             pair = {"workbench": [], "pufferlib": []}
             for _ in range(args.repeats):  # the two trainers in turn, so that a drift of the machine hits both
-                for trainer in ("workbench",) if "eager" in precision else ("workbench", "pufferlib"):
+                for trainer in ("workbench",) if "eager" in precision or args.ours_only else ("workbench", "pufferlib"):
                     r = run(trainer, n, precision, args)
                     rows.append(r)
                     if r.get("sps"):

@@ -8,7 +8,7 @@
 export PYTHONUNBUFFERED=1
 T0=$(date +%s)
 DEV=${DEV:-cuda}; N1=${N1:-4096}; N2=${N2:-16384}; STEPS=${STEPS:-5000000}; TS=${TS:-3000000}; PY=${PY:-python3}
-BUDGET=${BUDGET:-480}; STAGES=${STAGES:-graphs,mlp,learn,big,quiet,prof,lstm,breakout,async,compile,doctor,cli,dp}
+BUDGET=${BUDGET:-480}; STAGES=${STAGES:-graphs,mlp,lstm,learn,big,breakout,compile,prof,settle,quiet,async,doctor,cli,dp}
 WORKERS=${WORKERS:-8}
 stage() { echo; echo "== $1 (at $(( $(date +%s) - T0 )) s)"; }
 lim() { local left=$(( BUDGET - ($(date +%s) - T0) )); [ $left -lt $1 ] && echo $(( left > 5 ? left : 5 )) || echo $1; }
@@ -38,6 +38,13 @@ s_quiet() {
     --worker-timeout 40 2>&1 | tee -a "$OUT/gpu_sps.txt"
   timeout $(lim 90) $PY bench/gpu_sps.py --device $DEV --num-envs ${NBIG:-65536} --precisions fp32 --steps $(( STEPS * 4 )) \
     --workers $WORKERS --env-option report_interval=64 --worker-timeout 40 2>&1 | tee -a "$OUT/gpu_sps.txt"
+}
+s_settle() {
+  stage "ours only, fp32 and bf16 in turn, 3 times at $N2 agents and twice at $N1"
+  for n in $N2 $N2 $N1 $N2 $N1; do
+    timeout $(lim 45) $PY bench/gpu_sps.py --device $DEV --num-envs $n --precisions fp32 bf16 --steps $STEPS --ours-only \
+      --worker-timeout 20 2>&1 | grep -v "^#\|pynvml" | tee -a "$OUT/settle.txt"
+  done
 }
 s_doctor() {
   stage doctor
@@ -75,7 +82,9 @@ s_lstmprof() {
   timeout $(lim 150) $PY tools/gpu/lstm_profile.py --device $DEV --num-envs $N1 --transformer 2>&1 | tee "$OUT/lstm_profile.txt"
 }
 s_compile() {
-  stage "gpu_sps mlp bf16+compile, and with compile's CUDA graphs (reduce-overhead)"
+  stage "torch.compile's CUDA graphs (reduce-overhead) in place of ours, ours only; then bf16+compile against PuffeRL's"
+  timeout $(lim 100) $PY bench/gpu_sps.py --device $DEV --num-envs $N2 --precisions fp32 fp32+compile-graphs --steps $STEPS \
+    --ours-only --worker-timeout 90 --json "$OUT/gpu_sps_compile_ours.json" 2>&1 | tee -a "$OUT/gpu_sps.txt"
   timeout $(lim 150) $PY bench/gpu_sps.py --device $DEV --num-envs $N2 --precisions bf16+compile bf16+compile-graphs --steps $STEPS \
     --worker-timeout 75 --json "$OUT/gpu_sps_compile.json" 2>&1 | tee -a "$OUT/gpu_sps.txt"
 }
