@@ -102,8 +102,8 @@ def test_a_trial_killed_is_recorded_as_failed_and_the_sweep_goes_on(tmp_path):
 
 
 def test_sweep_timeout_threshold_and_steps(tmp_path):
-    # A timeout stops a long trial; it is scored on the curve it reached.
-    cfg = sweep_file(tmp_path, SMALL + "total_timesteps = 10000000\n[sweep]\ntrials = 1\ntimeout = 6\n" + LR)
+    # A timeout stops a long trial; it is scored on the curve it reached (15 s: a loaded CI machine took over 7 s to start one).
+    cfg = sweep_file(tmp_path, SMALL + "total_timesteps = 10000000\n[sweep]\ntrials = 1\ntimeout = 15\n" + LR)
     r = workbench("sweep", "--config", cfg, "--method", "carbs", "--runs-dir", "runs", cwd=tmp_path, timeout=120)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     assert "past the timeout; stopping it" in r.stdout and "1 trials (1 timeout)" in r.stdout
