@@ -17,8 +17,10 @@ import psutil
 import pytest
 
 from conftest import ROOT, start_workbench, wait_for
+from workbench.judge.harness import run_jobs
 from workbench.judge.responses import ExecutionJudge
 from workbench.judge.sandbox import Limits, namespaces_available, run_sandboxed
+from workbench.judge.verdicts import from_plain, to_plain
 
 pytestmark = pytest.mark.skipif(
     not namespaces_available(), reason="needs root and unshare: the uids that keep the verdict out of reach"
@@ -42,6 +44,47 @@ CLAIMS = (
     '{"value": {"object": "AlwaysEqual", "text": "x"}}\n{"ok": true}\n'
 )
 FAILURES = {"test", "exception", "exit", "timeout", "cpu_limit", "memory_limit", "output_limit", "file_limit", "killed"}
+# `seen(pattern)`: where a regex (written so that it never matches itself) is found in this process: the objects gc
+# tracks, every module's globals, its environment and command line, what its fds read, its whole memory
+SCAN = textwrap.dedent(r"""
+    import gc, os, re, sys
+    def seen(pattern):
+        rx, where = re.compile(pattern.encode()), set()
+        def look(place, x):
+            if isinstance(x, str): x = x.encode("utf-8", "replace")
+            if isinstance(x, bytes) and rx.search(x): where.add(place)
+        def walk(o, depth=0):
+            if isinstance(o, (str, bytes)): look("objects", o)
+            elif depth < 4 and isinstance(o, dict):
+                for k, v in list(o.items()): walk(k, depth + 1); walk(v, depth + 1)
+            elif depth < 4 and isinstance(o, (list, tuple, set, frozenset)):
+                for v in list(o): walk(v, depth + 1)
+        for o in gc.get_objects(): walk(o)
+        for m in list(sys.modules.values()):
+            for k, v in list(vars(m).items()): look("modules", k); walk(v)
+        for part in ("environ", "cmdline"):
+            try: look(part, open(f"/proc/self/{part}", "rb").read())
+            except OSError: pass
+        for fd in os.listdir("/proc/self/fd"):
+            try: look("fds", os.pread(int(fd), 1 << 20, 0))
+            except OSError: pass
+        try:
+            with open("/proc/self/mem", "rb") as mem:
+                for line in open("/proc/self/maps").read().splitlines():
+                    lo, hi = (int(x, 16) for x in line.split()[0].split("-"))
+                    for at in range(lo, hi, 1 << 20):
+                        try: mem.seek(at); look("memory", mem.read(min(hi - at, (1 << 20) + 64)))
+                        except (OSError, ValueError, OverflowError): break
+        except OSError: pass
+        return sorted(where)
+""")
+CHECK_TEXT = r"2 \* i\) == 3 \* i"  # TESTS[2], as the failure message of another job would hold it
+# a later response of a batch that learns the tests from an earlier one's failed check, if its process inherited it
+LEAKER = (
+    SCAN
+    + f"\nif seen({CHECK_TEXT!r}):\n    def add(a, b):\n        return a + b\nelse:\n"
+    + textwrap.indent(WRONG, "    ")
+)
 
 
 def hostile() -> dict:
@@ -191,7 +234,38 @@ def hostile() -> dict:
         """),
         "a huge value": "def add(a, b):\n    return [a - b] * 10_000_000\n",
         "a value nested past the limit": "def add(a, b):\n    x = a - b\n    for _ in range(5000): x = [x]\n    return x\n",
+        "reads an earlier job's failed checks": LEAKER,  # last: in a batch, many failed checks come before it
     }
+
+
+# Shadowing a builtin the tests use: name -> (what the response defines besides a wrong `add`, a test that relies on
+# the builtin). Were the response's name bound in the tests' namespace, each test would pass (each did, before the fix).
+SHADOWS = {
+    "range": ("def range(*a):\n    return []\n", "for a in range(5): assert add(a, 1) == a + 1"),
+    "abs": ("def abs(x):\n    return 0\n", "assert abs(add(2, 3) - 5) < 1e-9"),
+    "zip": ("def zip(*a):\n    return []\n", "for a, b in zip([1, 2], [3, 4]): assert add(a, b) == a + b"),
+    "all": ("def all(x):\n    return True\n", "assert all([add(1, 2) == 3, add(2, 2) == 4])"),
+    "any": ("def any(x):\n    return False\n", "assert not any([add(a, a) != 2 * a for a in range(3)])"),
+    "sorted": ("def sorted(x):\n    return [0, 5]\n", "assert sorted([add(2, 3), add(0, 0)]) == [0, 5]"),
+    "sum": ("def sum(x):\n    return 6\n", "assert sum([add(1, 2), add(1, 2)]) == 6"),
+    "len": ("def len(x):\n    return 0\n", "assert len([x for x in [add(1, 1), add(2, 3)] if x not in (2, 5)]) == 0"),
+    "str": ("def str(x):\n    return '3'\n", "assert str(add(1, 2)) == '3'"),
+    # (a type is not plain data: the tests' process never sent isinstance's call, so this one scored 0 before too)
+    "isinstance": (
+        "def isinstance(x, t):\n    return t is not int\n",
+        "r = add(1, 2)\nassert isinstance(r, (int, float)) and (not isinstance(r, int) or r == 3)",
+    ),
+    "range in HumanEval's check(candidate)": (
+        "def range(*a):\n    return []\n",
+        "def check(candidate):\n    for a in range(3):\n        assert candidate(a, 1) == a + 1\n\ncheck(add)",
+    ),
+}
+
+
+def shadow_task(name: str) -> dict:
+    "The add task whose one test relies on the builtin `name` shadows (its prompt names it, to tell the tasks apart)."
+    return {"id": f"shadow-{list(SHADOWS).index(name)}", "prompt": f"# Write add(a, b): the sum of a and b. ({name})\n",
+            "entry": "add", "tests": [SHADOWS[name][1]]}  # fmt: skip
 
 
 def sandbox_processes() -> list:
@@ -232,18 +306,21 @@ def test_hostile_responses_score_zero_in_the_single_and_the_batch_judge():
     print({n: (s.details["failure"]["kind"], s.details["failure"]["message"][:60]) for n, s in zip(cases, alone)})
 
 
-def _grpo_trainer(tmp_path, completions, spec_extra=""):
-    "A GRPO trainer over a task file of the add task, whose policy 'generates' the given completions in turn."
+def _grpo_trainer(tmp_path, completions, spec_extra="", tasks=None, batch_size=3, group_size=8):
+    """A GRPO trainer over a task file (of the add task, unless `tasks` are given), whose policy 'generates' the given
+    completions in turn (or `completions(prompt)`, when it is a function)."""
     from workbench.cli import make_parser
     from workbench.policy.tokens import Sample
     from workbench.train.commands import build_run_config, pick_algorithm
     from workbench.train.runner import new_trainer
 
     task_file = tmp_path / "tasks.jsonl"
-    task_file.write_text(json.dumps({"id": "add", "prompt": PROMPT, "entry": "add", "tests": TESTS}) + "\n")
+    tasks = tasks or [{"id": "add", "prompt": PROMPT, "entry": "add", "tests": TESTS}]
+    task_file.write_text("".join(json.dumps(t) + "\n" for t in tasks))
     flags = ["--algo", "grpo", "--task", f"code?source=file&path={task_file}&judges=exec&turns=1{spec_extra}",
-             "--batch-size", "3", "--group-size", "8", "--max-new-tokens", "16", "--hidden", "32", "--layers", "1",
-             "--heads", "2", "--ffn", "64", "--vocab", "300", "--corpus-tasks", "20", "--device", "cpu"]  # fmt: skip
+             "--batch-size", str(batch_size), "--group-size", str(group_size), "--max-new-tokens", "16", "--hidden",
+             "32", "--layers", "1", "--heads", "2", "--ffn", "64", "--vocab", "300", "--corpus-tasks", "20",
+             "--device", "cpu"]  # fmt: skip
     args = make_parser(["train"]).parse_args(["train", *flags])
     cfg = build_run_config(pick_algorithm(args), args)
     trainer = new_trainer(cfg, run_dir=tmp_path / "run")
@@ -252,7 +329,7 @@ def _grpo_trainer(tmp_path, completions, spec_extra=""):
     def generate(prompts, **_):
         out = []
         for p in prompts:
-            text = completions[turn[0] % len(completions)]
+            text = completions(p) if callable(completions) else completions[turn[0] % len(completions)]
             turn[0] += 1
             ids = policy.encode(text)
             out.append(Sample(p, text, policy.encode(p), ids, [0.0] * len(ids), False))
@@ -279,6 +356,69 @@ def test_hostile_responses_earn_no_grpo_reward(tmp_path):
     stats = trainer.step()  # the same again, through the whole step: it trains on those rewards
     assert abs(stats["charts/reward"] - (24 - len(cases)) / 24) < 1e-6, stats
     assert not sandbox_processes(), sandbox_processes()
+
+
+def test_shadowing_a_builtin_the_tests_use_scores_zero(capsys):
+    "Single judge, batch judge (one sandbox) and the CLI: the response's `range`, `abs`... never reach the tests."
+    judge, names = ExecutionJudge(LIMITS, parallel=1), list(SHADOWS)
+    contexts = [{k: v for k, v in shadow_task(n).items() if k != "id"} for n in names]
+    right = judge.score_batch([("q", RIGHT, c) for c in contexts])
+    assert [s.overall for s in right] == [1.0] * len(names), [s.explanation for s in right]
+    forged = [("q", SHADOWS[n][0] + WRONG, c) for n, c in zip(names, contexts)]
+    check_scores(names, [judge.score(*it) for it in forged[:2]], "single")
+    check_scores(names, judge.score_batch(forged), "batch")
+    from workbench.cli import main
+
+    code = main(["judge", "score", "--query", "q", "--response", forged[0][1], "--test", SHADOWS["range"][1],
+                 "--judges", "exec", "--json"])  # fmt: skip
+    score = json.loads(capsys.readouterr().out)
+    assert code == 0 and score["overall"] == 0.0 and score["criteria"]["correctness"] == 0.0, score
+
+
+def test_shadowing_a_builtin_earns_no_grpo_reward(tmp_path):
+    "A task a builtin, its group a forgery and a right answer: 0 and 1."
+    names = list(SHADOWS)
+    seen = {}
+
+    def completion(prompt):
+        name = next(n for n in names if f"({n})" in prompt)
+        seen[name] = seen.get(name, 0) + 1
+        return SHADOWS[name][0] + WRONG if seen[name] % 2 else RIGHT
+
+    tasks = [shadow_task(n) for n in names]
+    trainer = _grpo_trainer(tmp_path, completion, tasks=tasks, batch_size=len(tasks), group_size=2)
+    rows, _, _ = trainer.play(trainer.draw(len(tasks)))
+    got = sorted((r[1].task_id, r[0].text == RIGHT, r[1].reward) for r in rows)
+    assert got == sorted((t["id"], right, float(right)) for t in tasks for right in (False, True)), got
+
+
+def test_a_later_response_of_a_batch_learns_nothing_from_an_earlier_one():
+    "[wrong, leaker, wrong, leaker] in one sandbox: all 0 (the leakers scored 1 when forked from the supervisor)."
+    judge = ExecutionJudge(LIMITS, parallel=1)
+    scores = judge.score_batch([("q", r, CONTEXT) for r in (WRONG, LEAKER, WRONG, LEAKER)])
+    assert [s.overall for s in scores] == [0.0] * 4, [s.explanation for s in scores]
+    # nor does the tests' process of a later job: its prompt (trusted code, run there) looks the same way
+    looks = {**CONTEXT, "prompt": SCAN + PROMPT, "tests": [f"assert len(seen({CHECK_TEXT!r})) == 0"]}
+    scores = judge.score_batch([("q", WRONG, CONTEXT), ("q", RIGHT, looks)])
+    assert scores[1].overall == 1.0, scores[1].details
+    # and the search works: it finds what a process does hold (the supervisor's code, which it inherits)
+    call = {"fn": "seen", "args": to_plain([r"run_che[c]ks"]), "kwargs": to_plain({})}
+    (res,), _ = run_jobs([{"program": SCAN, "calls": [call], "checks": []}], LIMITS)
+    found = from_plain(json.loads(res["calls"][0])["value"])
+    assert {"memory", "objects", "modules"} <= set(found), found
+
+
+def test_the_box_is_0711_under_the_supervisor():
+    "/box is root's and not listable (0711) in the judge's sandbox; the code's own (0700) in a plain one."
+    probe = "import os\ns = os.stat('/box')\nprint(oct(s.st_mode & 0o777), s.st_uid == 0)"
+    assert run_sandboxed(probe, supervised=True).stdout.split() == ["0o711", "True"]
+    assert run_sandboxed(probe).stdout.split() == ["0o700", "False"]
+    ls = "import os\ndef ls():\n    try: return os.listdir('/box')\n    except OSError as e: return type(e).__name__\n"
+    call = {"fn": "ls", "args": to_plain([]), "kwargs": to_plain({})}
+    (res,), _ = run_jobs([{"program": ls, "calls": [call], "checks": []}], LIMITS)
+    assert from_plain(json.loads(res["calls"][0])["value"]) == "PermissionError", (
+        res
+    )  # a job's process: no names of other jobs
 
 
 # ---- The sandbox dies with its judge ----

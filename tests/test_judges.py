@@ -347,6 +347,50 @@ def test_judge_score_command(tmp_path):
         assert r.returncode == 2 and message in r.stderr and len(r.stderr.strip().splitlines()) == 1, (args, r.stderr)
 
 
+def test_a_tests_file_with_no_test_is_refused(tmp_path, capsys, monkeypatch):
+    "Empty, only comments or only definitions (.py), an empty list (.json), a test with no code: exit 2, one line."
+    import workbench.judge.responses as responses
+    from workbench.cli import main
+
+    monkeypatch.setattr(responses, "run_jobs", lambda *a, **k: pytest.fail("a sandbox ran"))  # refused before any work
+    files = {"empty.py": "", "comments.py": "# assert f(1) == 2\n\n", "defs.py": "def test_f():\n    assert f(1) == 2\n",
+             "empty.json": "[]"}  # fmt: skip
+    cases = [
+        (["--tests-file", str(tmp_path / name)], f"--tests-file {tmp_path / name} holds no test") for name in files
+    ]
+    cases.append((["--test", "# assert f(1) == 2"], "test 1 of 1 holds no code"))
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    for args, message in cases:
+        code = main(
+            ["judge", "score", "--query", "q", "--response", "def f(x):\n    return 2\n", "--judges", "exec", *args]
+        )
+        out, err = capsys.readouterr()
+        assert code == 2 and message in err and len(err.strip().splitlines()) == 1 and not out, (args, err)
+
+
+def test_run_jobs_refuses_bad_arguments():
+    "A `WorkbenchError` naming the problem in one line, before any sandbox starts."
+    from workbench.core import WorkbenchError
+    from workbench.judge.harness import run_jobs
+
+    job = {"program": "x = 1", "calls": [], "checks": []}
+    for jobs, limits, message in [
+        ([{}], Limits(), "job 0 of run_jobs has no 'program', 'calls', 'checks'"),
+        (job, Limits(), "run_jobs takes a list of jobs, got dict"),
+        ([job], None, "run_jobs's limits must be a Limits, got NoneType"),
+        ([job, "x = 1"], Limits(), "job 1 of run_jobs is a str"),
+        ([{**job, "program": None}], Limits(), "has a program of type NoneType"),
+        ([{**job, "calls": [{"fn": "f"}]}], Limits(), "has calls that are not a list of calls"),
+        ([{**job, "checks": "assert f(1)"}], Limits(), "has checks that are not a list of text"),
+        ([{**job, "entry": "f(x)"}], Limits(), "has an entry 'f(x)', not a name"),
+        ([{**job, "test": []}], Limits(), "has unknown key(s) 'test'"),
+    ]:
+        with pytest.raises(WorkbenchError) as e:
+            run_jobs(jobs, limits)
+        assert message in str(e.value) and "\n" not in str(e.value), (message, str(e.value))
+
+
 def test_judge_benchmark_command():
     r = workbench("judge", "benchmark", "--tasks", "4", "--judges", "exec,static", "--json", timeout=300)
     assert r.returncode == 0, r.stderr

@@ -7,15 +7,16 @@ from __future__ import annotations
 import json
 from dataclasses import asdict
 
-from .sandbox import Limits, run_sandboxed
+from .processes import PROCESSES
+from .sandbox import Limits, SandboxError, run_sandboxed
 from .verdicts import PLAIN, PLAIN_BYTES
 
 # %% auto #0
 __all__ = ['SUPERVISOR', 'run_jobs']
 
 # %% ../../nbs/04c_judge.harness.ipynb #4323e483
-SUPERVISOR = r'''
-import builtins, ctypes, fcntl, json, os, resource, select, signal, sys, time
+_HEAD = r'''
+import builtins, ctypes, fcntl, json, keyword, os, resource, select, signal, socket, sys, time
 BATCH = json.load(open("batch.json"))
 LIM, N = BATCH["limits"], BATCH["jobs"]
 UID0, ROOT = int(os.environ.get("WB_SANDBOX_UID", "0")), os.getuid() == 0
@@ -23,107 +24,19 @@ ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1
 try: LIBC = ctypes.CDLL(None, use_errno=True)
 except OSError: LIBC = None
 def prctl(option, value):
-    if LIBC is not None: LIBC.prctl(option, value, 0, 0, 0)
+    return LIBC.prctl(option, value, 0, 0, 0) if LIBC is not None else -1
 def oom_adj(value):
     try:
         with open("/proc/self/oom_score_adj", "w") as f: f.write(str(value))
     except OSError: pass
+if prctl(36, 1) != 0:                              # PR_SET_CHILD_SUBREAPER: the jobs' processes (see the zygote) and orphans
+    sys.exit("the supervisor cannot be a subreaper (prctl PR_SET_CHILD_SUBREAPER failed)")   # come to us, to be reaped
 if ROOT:
-    prctl(36, 1)                                   # PR_SET_CHILD_SUBREAPER: orphans come to us, to be reaped
     prctl(4, 0)                                    # PR_SET_DUMPABLE 0: no one reads our memory or descriptors
     oom_adj(-1000)                                 # a memory kill takes a response's process, never us
+'''   # the settings every process of the sandbox starts with, and the supervisor's own
 
-# ---- the response's process: loads the program it is sent, then answers calls with plain data (fd 0 in, 3 out)
-def serve_response():
-    requests, replies = os.fdopen(0, "rb"), 3
-    def send(text):
-        data = (text + "\n").encode("utf-8", "replace")
-        while data: data = data[os.write(replies, data):]
-    def error(e):
-        try: return f"{type(e).__name__}: {e}"[:500]
-        except BaseException: return type(e).__name__
-    send('{"ready": true}')
-    line = requests.readline()
-    if not line: return
-    ns = {"__name__": "response", "__builtins__": builtins}
-    try: exec(compile(json.loads(line)["program"], "response.py", "exec"), ns)
-    except BaseException as e:
-        send(json.dumps({"load_error": error(e)})); return
-    names = sorted(k for k, v in list(ns.items()) if isinstance(k, str) and not k.startswith("__") and callable(v))
-    send(json.dumps({"loaded": True, "names": names}))
-    while True:
-        line = requests.readline()
-        if not line: return
-        try:
-            req = json.loads(line)
-            if req["fn"] not in ns: raise NameError(f"name {req['fn']!r} is not defined")
-            value = ns[req["fn"]](*from_plain(req["args"]), **from_plain(req["kwargs"]))
-            send('{"value": ' + dump_plain(value) + "}")
-        except BaseException as e:
-            send(json.dumps({"error": error(e)}))
-
-# ---- the tests' process: never runs the response's code; each name the tests call is a proxy to its process
-class ResponseError(Exception):
-    "What the response's process answered instead of a value."
-
-def run_checks():
-    setup = json.loads(os.fdopen(0, "rb").read())  # its own file: the prompt, the entry, the checks
-    ask, answers = 3, os.fdopen(4, "rb")
-    def reply():
-        line = answers.readline(PLAIN_BYTES * 4)
-        if not line: return None
-        try:
-            got = json.loads(line)
-            return got if type(got) is dict else {"garbage": True}
-        except ValueError: return {"garbage": True}
-    report = {"load_error": None, "tests": []}
-    def done():
-        text = json.dumps(report).encode()
-        while text: text = text[os.write(5, text):]
-    first = reply()
-    while first is not None and "ready" in first: first = reply()
-    if first is None or "load_error" in first or first.get("loaded") is not True or type(first.get("names")) is not list:
-        report["load_error"] = first["load_error"] if first and type(first.get("load_error")) is str \
-            else "the response's process ended before it was loaded"
-        return done()
-    def proxy(name):
-        def call(*args, **kwargs):
-            data = json.dumps({"fn": name, "args": to_plain(list(args), True), "kwargs": to_plain(kwargs, True)})
-            data = (data + "\n").encode()
-            try:
-                while data: data = data[os.write(ask, data):]
-            except OSError: raise ResponseError(f"the response's process ended before {name}() was called") from None
-            got = reply()
-            if got is None: raise ResponseError(f"the response's process ended during {name}()")
-            if type(got.get("error")) is str: raise ResponseError(got["error"])
-            if "value" not in got: raise ResponseError(f"{name}() gave no readable answer")
-            try: return from_plain(got["value"])
-            except ValueError as e: raise ResponseError(f"{name}() gave no readable answer ({e})") from None
-        call.__name__ = call.__qualname__ = name
-        return call
-    base = {"__name__": "__main__", "__builtins__": builtins}
-    if setup.get("prompt"):                        # its helpers; a prompt that ends in a bare `def` gets a body
-        error = None
-        for tail in ("", "    ...\n", "        ...\n"):
-            try: exec(compile(setup["prompt"] + tail, "prompt.py", "exec"), base); error = None; break
-            except SyntaxError as e: error = e
-            except BaseException as e: error = e; break
-        if error is not None:
-            report["load_error"] = f"the task's own prompt does not run: {type(error).__name__}: {error}"[:500]
-            return done()
-    for name in first["names"]:
-        if type(name) is str and name.isidentifier() and name not in base: base[name] = proxy(name)
-    if setup.get("entry"): base[setup["entry"]] = proxy(setup["entry"])
-    for src in setup["tests"]:
-        t0 = time.perf_counter()
-        try:
-            exec(compile(src, "test", "exec"), dict(base))
-            report["tests"].append({"ok": True, "s": time.perf_counter() - t0})
-        except BaseException as e:
-            msg = str(e) or src.strip().splitlines()[-1]
-            report["tests"].append({"ok": False, "s": time.perf_counter() - t0, "error": f"{type(e).__name__}: {msg}"[:500]})
-    done()
-
+_SUPERVISE = r'''
 # ---- the supervisor
 OPEN = set()
 def pipe():
@@ -136,41 +49,15 @@ def close(*fds):
             except OSError: pass
 
 class Proc:
-    "A process of the job, forked from us: its own uid, folder and session, the limits, the given fds, output drained here."
-    def __init__(self, run, uid, folder, fds):
+    "A process of the job, from the zygote: its own uid, folder and session, the limits, the given fds, output drained here."
+    def __init__(self, role, uid, folder, fds):
         folder = os.path.abspath(folder)
         os.mkdir(folder, 0o700)
         if ROOT: os.chown(folder, uid, uid)
         self.out, w = pipe()
         self.uid, self.outn, self.tail, self.end = uid, 0, b"", None
-        self.pid = os.fork()
-        if self.pid == 0:
-            try:
-                os.setsid()
-                high = {t: fcntl.fcntl(s, fcntl.F_DUPFD, 100) for t, s in {1: w, 2: w, **fds}.items()}
-                for t, s in high.items(): os.dup2(s, t)
-                os.closerange(max(high) + 1, 4096)
-                if 0 not in fds: os.dup2(os.open("/dev/null", os.O_RDONLY), 0)
-                os.chdir(folder)
-                os.environ.clear(); os.environ.update(ENV, HOME=folder, TMPDIR=folder)
-                cpu = max(1, int(LIM["cpu_s"] + 0.999))
-                resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
-                for which, v in ((resource.RLIMIT_AS, LIM["memory_mb"] << 20), (resource.RLIMIT_FSIZE, LIM["file_mb"] << 20),
-                                 (resource.RLIMIT_NPROC, LIM["processes"]), (resource.RLIMIT_CORE, 0)):
-                    resource.setrlimit(which, (v, v))
-                if ROOT:
-                    oom_adj(0)
-                    os.setgroups([]); os.setresgid(uid, uid, uid); os.setresuid(uid, uid, uid)
-                    prctl(4, 1)                     # its /proc entries its own again, as after an exec
-                prctl(38, 1)                        # PR_SET_NO_NEW_PRIVS
-                signal.signal(signal.SIGPIPE, signal.SIG_IGN)
-                run()
-            finally:
-                for f in (sys.stdout, sys.stderr):
-                    try: f.flush()
-                    except BaseException: pass
-                os._exit(0)
-        close(w, *fds.values())                    # its ends of the pipes are its own now
+        try: self.pid = spawn(role, uid, folder, {1: w, 2: w, **fds})
+        finally: close(w, *fds.values())           # its ends of the pipes are its own now
 
     def drain(self, wait=0.0):
         "Read what it printed; False once that is past the output limit."
@@ -275,7 +162,7 @@ def oom_kills():
 def calls_phase(i, job, res, deadline, procs):
     "The response's process answers the split tests' calls, one at a time; we time each."
     req_r, req_w = pipe(); rep_r, rep_w = pipe()
-    p = Proc(serve_response, UID0 + 3 * i, f"j{i}r", {0: req_r, 3: rep_w}); procs.append(p)
+    p = Proc("response", UID0 + 3 * i, f"j{i}r", {0: req_r, 3: rep_w}); procs.append(p)
     buf = [b""]
     if wait_line(rep_r, buf, procs, deadline) is not None:    # ready: started, nothing of the response ran yet
         t0 = time.monotonic()
@@ -295,11 +182,11 @@ def calls_phase(i, job, res, deadline, procs):
 def checks_phase(i, job, res, deadline, procs):
     "A fresh process of the response, and the tests' process that calls it; its report counts after a clean exit."
     a_r, a_w = pipe(); b_r, b_w = pipe(); rep_r, rep_w = pipe()
-    send(a_w, json.dumps({"program": job["program"]}))      # the first thing the response's process reads
-    procs.append(Proc(serve_response, UID0 + 3 * i + 1, f"j{i}s", {0: a_r, 3: b_w}))
+    procs.append(Proc("response", UID0 + 3 * i + 1, f"j{i}s", {0: a_r, 3: b_w}))
+    send(a_w, json.dumps({"program": job["program"]}))      # the first thing it reads (our code reads it: no deadlock)
     checks = os.open(f"checks-{i}.json", os.O_RDONLY); OPEN.add(checks)   # never read here: the tests' process reads it
     os.unlink(f"checks-{i}.json")
-    t = Proc(run_checks, UID0 + 3 * i + 2, f"j{i}t", {0: checks, 3: a_w, 4: b_r, 5: rep_w}); procs.append(t)
+    t = Proc("checks", UID0 + 3 * i + 2, f"j{i}t", {0: checks, 3: a_w, 4: b_r, 5: rep_w}); procs.append(t)
     report = wait_line(rep_r, [b""], procs, deadline)
     close(rep_r)
     reap(t, deadline)
@@ -339,14 +226,52 @@ def run_job(i):
         res["wall_s"] = time.monotonic() - t_job
     return res
 
+ZYGOTE, ZYGOTE_PID = start_zygote()                # before any job is read: it holds none
 results = [run_job(i) for i in range(N)]
+ZYGOTE.close()                                     # it ends at that
+try: os.waitpid(ZYGOTE_PID, 0)
+except ChildProcessError: pass
 sys.stdout.write(json.dumps(results) + "\n"); sys.stdout.flush()
-'''   # the sandbox's first process, ours alone, as the namespace's root; the jobs' processes are forks of it
+'''   # the supervisor: each job's processes, their phases, how they ended; the batch
+
+SUPERVISOR = _HEAD + PROCESSES + _SUPERVISE   # the sandbox's first process, ours alone, as the namespace's root
 
 # %% ../../nbs/04c_judge.harness.ipynb #f2dc00a5
+_JOB = ("{'program': str, 'calls': [{'fn': str, 'args': list, 'kwargs': dict}], 'checks': [str], "
+        "'prompt': str or None, 'entry': str or None}")
+
+def _check_jobs(jobs, limits, isolate) -> None:
+    "`run_jobs`'s arguments, checked before any sandbox starts: a `SandboxError` naming the first problem, in one line."
+    if not isinstance(jobs, (list, tuple)): raise SandboxError(f"run_jobs takes a list of jobs, got {type(jobs).__name__}")
+    if not isinstance(limits, Limits): raise SandboxError(f"run_jobs's limits must be a Limits, got {type(limits).__name__}")
+    if not isinstance(isolate, bool): raise SandboxError(f"run_jobs's isolate must be True or False, got {isolate!r}")
+    for i, job in enumerate(jobs):
+        def bad(what): raise SandboxError(f"job {i} of run_jobs {what}: a job is {_JOB}")
+        if not isinstance(job, dict): bad(f"is a {type(job).__name__}")
+        missing = [k for k in ("program", "calls", "checks") if k not in job]
+        if missing: bad(f"has no {', '.join(map(repr, missing))}")
+        unknown = sorted(map(str, set(job) - {"program", "calls", "checks", "prompt", "entry"}))
+        if unknown: bad(f"has unknown key(s) {', '.join(map(repr, unknown))}")
+        if not isinstance(job["program"], str): bad(f"has a program of type {type(job['program']).__name__}")
+        calls, checks = job["calls"], job["checks"]
+        if not (isinstance(calls, list) and all(isinstance(c, dict) and isinstance(c.get("fn"), str) and c["fn"].isidentifier()
+                                                and isinstance(c.get("args"), list) and isinstance(c.get("kwargs"), dict)
+                                                for c in calls)):
+            bad("has calls that are not a list of calls")
+        if not (isinstance(checks, list) and all(isinstance(t, str) for t in checks)):
+            bad("has checks that are not a list of text")
+        for k in ("prompt", "entry"):
+            if not (job.get(k) is None or isinstance(job[k], str)): bad(f"has a {k} of type {type(job[k]).__name__}")
+        if isinstance(job.get("entry"), str) and not job["entry"].isidentifier():
+            bad(f"has an entry {job['entry']!r}, not a name")
+        try: json.dumps(calls)
+        except (TypeError, ValueError) as e: bad(f"has calls that are not plain JSON data ({e})")
+
 def run_jobs(jobs: list, limits: Limits, isolate: bool = True) -> tuple:
     """Run `jobs` (each {'program', 'calls', 'checks', 'prompt', 'entry'}) one after another in one sandbox under the
-    supervisor; (its result a job, or None if the sandbox itself failed, and the `SandboxResult`)."""
+    supervisor; (its result a job, or None if the sandbox itself failed, and the `SandboxResult`). Bad arguments are a
+    `SandboxError`, before any sandbox starts."""
+    _check_jobs(jobs, limits, isolate)
     files = {"batch.json": json.dumps({"limits": asdict(limits), "jobs": len(jobs)})}
     for i, job in enumerate(jobs):                       # each in a file of its own: the supervisor reads one at a time
         files[f"job-{i}.json"] = json.dumps({"program": job["program"], "calls": job["calls"], "checks": len(job["checks"])})

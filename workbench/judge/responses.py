@@ -10,8 +10,11 @@ from concurrent.futures import ThreadPoolExecutor, TimeoutError as FuturesTimeou
 from dataclasses import asdict, dataclass, field
 from typing import Optional, Sequence
 
+from fastcore.basics import patch
+
 from .analysis import efficiency_hints, quality_report, safety_findings
 from .harness import run_jobs
+from .processes import fixed_names, holds_no_code
 from .sandbox import Limits
 from .verdicts import failure_kind, judge_call, read_answer, split_test, to_plain
 
@@ -72,17 +75,23 @@ class ExecutionJudge(Judge):
         if isinstance(tests, str): tests = [tests]
         if not tests or not isinstance(tests, (list, tuple)) or not all(isinstance(t, str) for t in tests):
             raise JudgeError("the execution judge needs context['tests']: a list of Python test snippets")
+        empty = [i + 1 for i, t in enumerate(tests) if holds_no_code(t)]
+        if empty:
+            raise JudgeError(f"test {empty[0]} of {len(tests)} holds no code (empty, or only comments): it would pass every "
+                             "response; give each test an assert")
         if not isinstance(response, str): raise JudgeError(f"a response is text, got {type(response).__name__}")
+        prompt = context.get("prompt") if isinstance(context.get("prompt"), str) else None
+        entry = context.get("entry") if isinstance(context.get("entry"), str) else None
+        fixed = fixed_names(prompt)
         calls, checks, plan = [], [], []
         for t in tests:
             split = split_test(t)
+            if split and split["fn"] != entry and split["fn"] in fixed: split = None   # a builtin's or the prompt's: a check
             if split:
                 plan.append(("call", len(calls), split))
                 calls.append({"fn": split["fn"], "args": to_plain(split["args"]), "kwargs": to_plain(split["kwargs"])})
             else: plan.append(("check", len(checks))); checks.append(t)
-        job = {"program": response, "calls": calls, "checks": checks,
-               "prompt": context.get("prompt") if isinstance(context.get("prompt"), str) else None,
-               "entry": context.get("entry") if isinstance(context.get("entry"), str) else None}
+        job = {"program": response, "calls": calls, "checks": checks, "prompt": prompt, "entry": entry}
         return job, plan, list(tests)
 
     def score(self, query: str, response: str, context: Optional[dict] = None) -> Score:
@@ -109,63 +118,65 @@ class ExecutionJudge(Judge):
             with ThreadPoolExecutor(min(self.parallel, len(chunks))) as pool: list(pool.map(run, chunks))
         return out
 
-    def verdict(self, planned: tuple, res: dict, context: Optional[dict]) -> Score:
-        "The score of one response from what its processes sent: each split test decided here, on plain data."
-        job, plan, tests = planned
-        status, lim = res.get("status"), self.limits
-        details = {"status": status, "wall_s": round(res.get("wall_s") or 0.0, 4), "tests": len(tests), "passed": 0,
-                   "pass_rate": 0.0, "runtime_s": None, "failure": None}
-        load = read_answer(res.get("load"))
-        report = read_answer(res.get("checks"))
-        load_error = (load or {}).get("load_error") or (report or {}).get("load_error")
-        if status == "exit" and isinstance(load_error, str): status = details["status"] = "ok"
-        if status != "ok":
-            tail = (res.get("tail") or "").strip().splitlines()[-1:] or [""]
-            code = res.get("exit_code")
-            what = {"timeout": f"ran past {lim.wall_s:g} s", "cpu_limit": f"used more than {lim.cpu_s:g} s of CPU",
-                    "memory_limit": f"needed more than {lim.memory_mb} MB",
-                    "file_limit": f"wrote a file over {lim.file_mb} MB", "output_limit": f"printed more than {lim.output_kb} KB",
-                    "disk_limit": f"wrote more than {lim.disk_mb} MB in all",
-                    "exit": "ended its process before its tests finished" + (f" (exit code {code})" if code is not None else ""),
-                    "killed": "was killed", "check_error": f"broke the tests' process ({tail[0][:200]})",
-                    "error": f"crashed the sandbox ({tail[0][:200]})"}.get(status, str(status))
-            details["failure"] = {"kind": status, "message": tail[0][:300]}
-            return Score(0.0, {"correctness": 0.0}, f"the response {what}", [self.name], details)
-        if isinstance(load_error, str) or (job["calls"] and load is None) or (job["checks"] and report is None):
-            error = load_error if isinstance(load_error, str) else "the response's process sent no readable answer"
-            details["failure"] = {"kind": failure_kind(error), "message": error[:500]}
-            return Score(0.0, {"correctness": 0.0}, f"the response raised {error[:300]}", [self.name], details)
-        checks = report.get("tests") if report else []
-        if not isinstance(checks, list) or len(checks) != len(job["checks"]): checks = [None] * len(job["checks"])
-        results, seconds = [], []
-        for step in plan:
-            if step[0] == "call":
-                _, i, split = step
-                calls = res.get("calls") or []
-                error = judge_call(split, calls[i] if i < len(calls) else None)
-                call_s = res.get("call_s") or []
-                results.append(error); seconds.append(call_s[i] if i < len(call_s) else 0.0)
-            else:
-                c = checks[step[1]]
-                ok = isinstance(c, dict) and c.get("ok") is True
-                results.append(None if ok else str((c or {}).get("error") or "the tests' process gave no verdict")[:500])
-                seconds.append(float(c.get("s", 0.0)) if isinstance(c, dict) and isinstance(c.get("s"), (int, float)) else 0.0)
-        passed = sum(e is None for e in results)
-        rate = passed / len(tests)
-        runtime = (res.get("load_s") or 0.0) + sum(seconds)
-        details.update(passed=passed, pass_rate=rate, runtime_s=runtime, test_seconds=[round(s, 6) for s in seconds],
-                       decided={"outside": len(job["calls"]), "tests_process": len(job["checks"])})
-        budget = (context or {}).get("time_budget_s") if isinstance(context, dict) else None
-        crit = {"correctness": rate}
-        if budget:   # performance: 1 within the budget, budget / runtime past it
-            crit["performance"] = min(1.0, budget / max(runtime, 1e-9))
-        first = next((e for e in results if e is not None), None)
-        if first:
-            kind = failure_kind(first)
-            details["failure"] = {"kind": "test" if kind == "exception" else kind, "message": first}
-        text = f"{passed} of {len(tests)} tests passed in {runtime:.3f} s"
-        if first: text += f"; first failure: {first}"
-        return Score(rate, crit, text, [self.name], details)
+# %% ../../nbs/04d_judge.responses.ipynb #41639675
+@patch
+def verdict(self: ExecutionJudge, planned: tuple, res: dict, context: Optional[dict]) -> Score:
+    "The score of one response from what its processes sent: each split test decided here, on plain data."
+    job, plan, tests = planned
+    status, lim = res.get("status"), self.limits
+    details = {"status": status, "wall_s": round(res.get("wall_s") or 0.0, 4), "tests": len(tests), "passed": 0,
+               "pass_rate": 0.0, "runtime_s": None, "failure": None}
+    load = read_answer(res.get("load"))
+    report = read_answer(res.get("checks"))
+    load_error = (load or {}).get("load_error") or (report or {}).get("load_error")
+    if status == "exit" and isinstance(load_error, str): status = details["status"] = "ok"
+    if status != "ok":
+        tail = (res.get("tail") or "").strip().splitlines()[-1:] or [""]
+        code = res.get("exit_code")
+        what = {"timeout": f"ran past {lim.wall_s:g} s", "cpu_limit": f"used more than {lim.cpu_s:g} s of CPU",
+                "memory_limit": f"needed more than {lim.memory_mb} MB",
+                "file_limit": f"wrote a file over {lim.file_mb} MB", "output_limit": f"printed more than {lim.output_kb} KB",
+                "disk_limit": f"wrote more than {lim.disk_mb} MB in all",
+                "exit": "ended its process before its tests finished" + (f" (exit code {code})" if code is not None else ""),
+                "killed": "was killed", "check_error": f"broke the tests' process ({tail[0][:200]})",
+                "error": f"crashed the sandbox ({tail[0][:200]})"}.get(status, str(status))
+        details["failure"] = {"kind": status, "message": tail[0][:300]}
+        return Score(0.0, {"correctness": 0.0}, f"the response {what}", [self.name], details)
+    if isinstance(load_error, str) or (job["calls"] and load is None) or (job["checks"] and report is None):
+        error = load_error if isinstance(load_error, str) else "the response's process sent no readable answer"
+        details["failure"] = {"kind": failure_kind(error), "message": error[:500]}
+        return Score(0.0, {"correctness": 0.0}, f"the response raised {error[:300]}", [self.name], details)
+    checks = report.get("tests") if report else []
+    if not isinstance(checks, list) or len(checks) != len(job["checks"]): checks = [None] * len(job["checks"])
+    results, seconds = [], []
+    for step in plan:
+        if step[0] == "call":
+            _, i, split = step
+            calls = res.get("calls") or []
+            error = judge_call(split, calls[i] if i < len(calls) else None)
+            call_s = res.get("call_s") or []
+            results.append(error); seconds.append(call_s[i] if i < len(call_s) else 0.0)
+        else:
+            c = checks[step[1]]
+            ok = isinstance(c, dict) and c.get("ok") is True
+            results.append(None if ok else str((c or {}).get("error") or "the tests' process gave no verdict")[:500])
+            seconds.append(float(c.get("s", 0.0)) if isinstance(c, dict) and isinstance(c.get("s"), (int, float)) else 0.0)
+    passed = sum(e is None for e in results)
+    rate = passed / len(tests)
+    runtime = (res.get("load_s") or 0.0) + sum(seconds)
+    details.update(passed=passed, pass_rate=rate, runtime_s=runtime, test_seconds=[round(s, 6) for s in seconds],
+                   decided={"outside": len(job["calls"]), "tests_process": len(job["checks"])})
+    budget = (context or {}).get("time_budget_s") if isinstance(context, dict) else None
+    crit = {"correctness": rate}
+    if budget:   # performance: 1 within the budget, budget / runtime past it
+        crit["performance"] = min(1.0, budget / max(runtime, 1e-9))
+    first = next((e for e in results if e is not None), None)
+    if first:
+        kind = failure_kind(first)
+        details["failure"] = {"kind": "test" if kind == "exception" else kind, "message": first}
+    text = f"{passed} of {len(tests)} tests passed in {runtime:.3f} s"
+    if first: text += f"; first failure: {first}"
+    return Score(rate, crit, text, [self.name], details)
 
 # %% ../../nbs/04d_judge.responses.ipynb #2d43ce7f
 class StaticJudge(Judge):

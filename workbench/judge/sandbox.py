@@ -73,6 +73,7 @@ mount -t proc -o nosuid,nodev,noexec proc "$root/proc"
 if [ "$mode" = supervised ]; then owner=0; perm=711; else owner=$uid; perm=700; fi
 mount -t tmpfs -o "size=${disk}m,mode=$perm,uid=$owner,gid=$owner,nosuid,nodev" wb-box "$root/box"
 cp -a "$box"/. "$root/box"/
+chmod "$perm" "$root/box"   # cp -a gave it the mode of the host's folder (0755): its names listable
 rm -rf "$box"/*
 if [ -n "$oom" ]; then touch "$root/run/oom"; mount --bind "$oom" "$root/run/oom"; mount -o remount,bind,ro "$root/run/oom"; fi
 mount -o remount,ro "$root"
