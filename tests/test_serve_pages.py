@@ -47,6 +47,8 @@ def served(tmp_path_factory):
             8,
             "--eval-episodes",
             2,
+            "--confirm-episodes",  # a best as the 2-episode evaluations say: the last one (a tie goes to the later)
+            0,
             "--learning-rate",
             lr,
             "--checkpoint-every",

@@ -1,18 +1,43 @@
-"The default agent solves CartPole-v1: evaluation mean return >= 475 over 100 episodes."
+"""The default agent solves CartPole-v1 (`make demo`'s command): the greedy mean return of each run's `best.pt` over 100
+episodes, on three seeds, with the C kernels built for this CPU and for a portable baseline (x86-64-v3, the code
+another CPU's build would run).
+
+A run's trajectory depends on its arithmetic: the same commit read 500.0 on one CPU and 474.6 on another for seed 1
+(issue 55). So the claim is the median of three seeds at 475 or more, with room under it for one seed's bad luck on
+some CPU (each at least 400); `bench/defaults_check.py` measures five seeds, three builds and Pendulum-v1 too."""
+
+import os
+import platform
+import statistics
 
 import pytest
 
-from conftest import workbench, last_json
+from conftest import last_json, workbench
 
 pytestmark = pytest.mark.slow
+BUILDS = {"native": {}, "x86-64-v3": {"WORKBENCH_KERNEL_ARCH": "x86-64-v3"}}
 
 
-def test_default_hyperparameters_solve_cartpole(runs_dir):
-    r = workbench("train", "--env", "gym:CartPole-v1", "--runs-dir", runs_dir, "--quiet", "--json", timeout=900)
+def solve(seed, runs_dir, env) -> dict:
+    r = workbench("train", "--env", "gym:CartPole-v1", "--seed", seed, "--runs-dir", runs_dir, "--quiet", "--json",
+                  timeout=900, env=env)  # fmt: skip
     assert r.returncode == 0, r.stderr
     s = last_json(r.stdout)
-    e = workbench("eval", s["best_checkpoint"], "--episodes", 100, "--json")
+    assert s["learner"] == "c" and s["cpu"], s  # the kernels trained it, and the run says on what
+    e = workbench("eval", s["best_checkpoint"], "--episodes", 100, "--json", env=env)
     assert e.returncode == 0, e.stderr
     result = last_json(e.stdout)
     assert result["episodes"] == 100
-    assert result["mean_return"] >= 475, result
+    return {**s, "greedy_100": result["mean_return"]}
+
+
+@pytest.mark.parametrize("build", list(BUILDS))
+def test_default_hyperparameters_solve_cartpole(runs_dir, build):
+    if build != "native" and platform.machine() not in ("x86_64", "AMD64"):
+        pytest.skip("x86-64-v3 is an x86 baseline")
+    env = dict(os.environ, **BUILDS[build])
+    runs = [solve(seed, runs_dir / str(seed), env) for seed in (1, 2, 3)]
+    want = "-march=native" if build == "native" else "-march=x86-64-v3"
+    assert all(want in r["kernel_flags"].split() for r in runs), [r["kernel_flags"] for r in runs]
+    scores = [r["greedy_100"] for r in runs]
+    assert statistics.median(scores) >= 475 and min(scores) >= 400, scores

@@ -4,14 +4,15 @@
 
 # %% ../../nbs/01g_kernels.build.ipynb #a2c39425
 from __future__ import annotations
-from ..core import atomic_write  # first: it quiets two dependency notices before torch loads
+from ..core import atomic_write, ConfigError  # first: it quiets two dependency notices before torch loads
 import contextlib, ctypes, hashlib, importlib.resources, os, platform, shutil, subprocess, sys, tempfile
 from pathlib import Path
 from typing import Optional, Union
 
 # %% auto #0
-__all__ = ['SOURCES', 'MATH_FLAGS', 'KERNEL_FLAGS', 'SANITIZE_FLAGS', 'c_source', 'c_excerpt', 'kernel_flags', 'kernel_dir',
-           'build_kernel', 'compile_kernel', 'load_kernel', 'kernels_missing', 'kernels_hushed']
+__all__ = ['SOURCES', 'MATH_FLAGS', 'KERNEL_FLAGS', 'SANITIZE_FLAGS', 'c_source', 'c_excerpt', 'kernel_arch', 'kernel_flags',
+           'cpu_model', 'build_record', 'kernel_dir', 'build_kernel', 'compile_kernel', 'load_kernel',
+           'kernels_missing', 'kernels_hushed']
 
 # %% ../../nbs/01g_kernels.build.ipynb #12b97985
 SOURCES = Path(str(importlib.resources.files("workbench.kernels")))   # the room's .c and .h files (package data)
@@ -32,13 +33,33 @@ MATH_FLAGS = ("-fno-math-errno", "-fno-trapping-math", "-fno-signed-zeros", "-fa
 KERNEL_FLAGS = ("-O3", *MATH_FLAGS, "-fopenmp-simd", "-march=native", "-fPIC", "-Wall", "-Wextra")
 SANITIZE_FLAGS = ("-fsanitize=address,undefined", "-fno-sanitize-recover=undefined")
 
+def kernel_arch() -> str:
+    "The CPU the kernels are built for: `$WORKBENCH_KERNEL_ARCH` (gcc's `-march`, e.g. `x86-64-v3`), else `native`."
+    arch = os.environ.get("WORKBENCH_KERNEL_ARCH", "").strip() or "native"
+    if not all(ch.isalnum() or ch in "-_.+" for ch in arch):
+        raise ConfigError(f"WORKBENCH_KERNEL_ARCH must be a gcc -march name such as x86-64-v3 or native, got {arch[:40]!r}")
+    return arch
+
 def kernel_flags() -> tuple:
-    """The compiler's flags for a kernel: `KERNEL_FLAGS`, plus `-Werror` where `WORKBENCH_KERNELS_STRICT=1` (the tests);
-    where `WORKBENCH_KERNEL_SANITIZE=1`, AddressSanitizer and UBSan at -O1 instead of -O3 (a cache key of their own)."""
-    flags = KERNEL_FLAGS
+    """The compiler's flags for a kernel: `KERNEL_FLAGS` (for `kernel_arch()`), plus `-Werror` where
+    `WORKBENCH_KERNELS_STRICT=1` (the tests); where `WORKBENCH_KERNEL_SANITIZE=1`, AddressSanitizer and UBSan at -O1
+    instead of -O3 (a cache key of their own)."""
+    flags = tuple(f"-march={kernel_arch()}" if f == "-march=native" else f for f in KERNEL_FLAGS)
     if os.environ.get("WORKBENCH_KERNEL_SANITIZE") == "1":
         flags = ("-O1", "-g", "-fno-omit-frame-pointer", *SANITIZE_FLAGS, *flags[1:])
     return flags + ("-Werror",) * (os.environ.get("WORKBENCH_KERNELS_STRICT") == "1")
+
+def cpu_model() -> str:
+    "This machine's CPU as /proc/cpuinfo names it (its model, and its vendor where no model is given)."
+    try:
+        with open("/proc/cpuinfo") as f: info = {k.strip(): v for k, v in (l.split(":", 1) for l in f if ":" in l)}
+    except OSError: info = {}
+    name = next((info[k] for k in ("model name", "Model", "cpu model", "vendor_id") if k in info), "")
+    return " ".join(name.split()) or platform.processor() or platform.machine()
+
+def build_record() -> dict:
+    "What a run records of where its arithmetic came from: the CPU's model and the kernels' compiler flags."
+    return {"cpu": cpu_model(), "kernel_flags": " ".join(f for f in kernel_flags() if f != "-Werror")}
 
 def kernel_dir() -> Path:
     "Where compiled kernels are kept: `$WORKBENCH_CACHE/kernels`, else `~/.cache/workbench/kernels` (or `$XDG_CACHE_HOME`)."

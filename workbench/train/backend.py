@@ -12,11 +12,11 @@ from contextlib import contextmanager
 import torch
 from .loss import compute_gae, ppo_loss
 from .graphs import GaeGraph, StepGraph, UpdateGraph, minibatch_epoch
-from ..kernels.build import kernels_hushed, kernels_missing
+from ..kernels.build import build_record, kernels_hushed, kernels_missing
 from ..kernels.fused import make_fused
 
 # %% auto #0
-__all__ = ['TorchBackend', 'CBackend', 'make_backend', 'make_adam']
+__all__ = ['TorchBackend', 'CBackend', 'make_backend', 'arithmetic_record', 'make_adam']
 
 # %% ../../nbs/05d_train.backend.ipynb #ea210050
 class TorchBackend:
@@ -190,6 +190,13 @@ def make_backend(policy, optimizer: torch.optim.Optimizer, cfg, model=None, acce
         _SAID.add(why)
         print(f"workbench: training on the torch backend ({why}); the C kernels would be faster", file=sys.stderr)
     return TorchBackend(policy, optimizer, model, accelerator, roles, graphs)
+
+def arithmetic_record(learner) -> dict:
+    """What a run's arithmetic came from: the `learner`'s name, the CPU and, for the C kernels, their compiler flags
+    (a trajectory depends on all three: the same seed read 500 on one CPU and 474.6 on another)."""
+    record = build_record()
+    return {"learner": learner.name, "cpu": record["cpu"],
+            **({"kernel_flags": record["kernel_flags"]} if learner.name == "c" else {})}
 
 def _kernels_wanted() -> bool:
     return os.environ.get("WORKBENCH_KERNELS") != "0"   # 0: the torch backend chosen on purpose, nothing to say

@@ -80,7 +80,7 @@ class CheckpointManager:
     def save(self, state: dict, step: int, score: Optional[float] = None) -> tuple[Path, bool]:
         "Save `state` (with its evaluation `score`) as the checkpoint of `step`; returns (path, whether it is the new best)."
         path = save_checkpoint({**state, "score": score}, self.folder / f"step_{step:012d}.pt")
-        best = score is not None and (self.best_score is None or score > self.best_score)
+        best = score is not None and (self.best_score is None or score >= self.best_score)   # ties: the later one
         if best:
             self.best_score = score
             atomic_write(self.best_path, lambda f: f.write(path.read_bytes()))

@@ -112,6 +112,8 @@ class RunConfig:
     "evaluate (greedy) every N updates to pick the best checkpoint (0: never)"
     eval_episodes: int = 10
     "episodes per periodic evaluation"
+    confirm_episodes: int = 30
+    "fresh episodes that confirm a would-be best: it is scored over these and its evaluation's (0: no confirmation)"
     wandb: bool = False
     "also log to Weights & Biases (offline unless WANDB_MODE says otherwise)"
     tensorboard: bool = False
@@ -124,7 +126,7 @@ class RunConfig:
                                           and self.name.strip(".")):
             raise ConfigError(f"run name must be 1 to 100 characters without '/', got {self.name[:40]!r}"
                               + ("..." if len(self.name) > 40 else ""))
-        for k in ("checkpoint_every", "eval_every"):
+        for k in ("checkpoint_every", "eval_every", "confirm_episodes"):
             if getattr(self, k) < 0: raise ConfigError(f"{k} must be >= 0, got {getattr(self, k)}")
         for k in ("keep_last", "eval_episodes"):
             if getattr(self, k) < 1: raise ConfigError(f"{k} must be at least 1, got {getattr(self, k)}")

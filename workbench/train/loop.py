@@ -89,9 +89,9 @@ class Trainer:
     def _evaluate_and_checkpoint(self, update: int) -> None:
         "Evaluate every `eval_every` updates; checkpoint on a new best score or every `checkpoint_every` updates."
         run, score = self.cfg.run, None
-        if self._evaluates() and run.eval_every and update % run.eval_every == 0:
-            score = self.evaluate()[self.SCORE]
-        improved = score is not None and (self.best_score is None or score > self.best_score)
+        if self._evaluates() and run.eval_every and update % run.eval_every == 0: score = self._scored()
+        improved = self._contends(score)
+        if improved: self.best_score = score   # on every process: the next confirmation is shared alike
         if improved or (run.checkpoint_every and update % run.checkpoint_every == 0):
             self.save_checkpoint(score, reason="best" if improved else "scheduled")
 
@@ -111,7 +111,8 @@ class Trainer:
             return self._set_status("diverged", error=self.divergence, checkpoint=str(last) if last else None)
         run, score = self.cfg.run, None
         due = run.eval_every and not self._stop and (self.last_eval is None or update % run.eval_every)
-        if self._evaluates() and due: score = self.evaluate()[self.SCORE]
+        if self._evaluates() and due: score = self._scored()
+        if self._contends(score): self.best_score = score
         stopped = self._stop and not self.goal_met
         self.save_checkpoint(score, reason="stop" if stopped else "final")
         if getattr(self, "accelerator", None) is not None: self.accelerator.wait_for_everyone()
@@ -121,7 +122,7 @@ class Trainer:
         "Write a checkpoint of the current state (main process only); emits a `checkpoint` event."
         if not (self.main and self.checkpoints): return None
         kept = self.checkpoints.best_score
-        if score is not None and (kept is None or score > kept): self.best_score = score   # before the state is taken
+        if score is not None and (kept is None or score >= kept): self.best_score = score   # before the state is taken
         path, best = self.checkpoints.save(self.state_dict(), self.global_step, score)
         self.bus.emit(Kind.CHECKPOINT, self.global_step, path=str(path), score=score, best=best, reason=reason,
                       best_path=str(self.checkpoints.best_path) if best else None)
@@ -136,6 +137,23 @@ class Trainer:
         self.thread = threading.Thread(target=run, name="workbench-trainer", daemon=True)
         self.thread.start()
         return self.thread
+
+# %% ../../nbs/05d_train.loop.ipynb #c0f1a2b5
+@patch
+def _contends(self: Trainer, score: Optional[float]) -> bool:
+    "Whether `score` makes a new best: at least the best so far (a tie goes to the later checkpoint)."
+    return score is not None and (self.best_score is None or score >= self.best_score)
+
+@patch
+def _scored(self: Trainer) -> float:
+    "An evaluation's score; where it would make a new best, the `confirm`ed one (a lucky short evaluation does not win)."
+    score = self.evaluate()[self.SCORE]
+    return self.confirm(score) if self._contends(score) else score
+
+@patch
+def confirm(self: Trainer, score: float) -> float:
+    "A would-be best's score measured again (PPO: on more fresh episodes); here as it was (the same held-out tasks)."
+    return score
 
 # %% ../../nbs/05d_train.loop.ipynb #e0f4bee6
 @patch

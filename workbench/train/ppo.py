@@ -21,7 +21,7 @@ from .hostsync import HostSync
 from .checkpoint import CheckpointManager, rng_state, set_rng_state
 from ..judge.episodes import episode_stats, evaluate_policy, tally_infos
 from .loss import PPOStats, RewardScale
-from .backend import make_adam, make_backend
+from .backend import arithmetic_record, make_adam, make_backend
 from .rollout import ALL, EpisodeSums, RolloutBuffer, Tally, bootstrap_values, collect_in_batches, put_state, state_cols
 
 # %% auto #0
@@ -88,7 +88,7 @@ class PPOTrainer(Trainer):
     @property
     def updates(self) -> int: return self.update_count
     def count_update(self) -> None: self.update_count += 1
-    def facts(self) -> dict: return {"learner": self.learner.name}
+    def facts(self) -> dict: return arithmetic_record(self.learner)   # the learner, the CPU, the kernels' flags
     def running(self): return self.learner.running()
     def close(self) -> None: self.vecenv.close()
     def live_stats(self) -> dict:
@@ -297,6 +297,7 @@ def _summary(self: PPOTrainer) -> dict:
             "mean_return": float(np.mean(self.recent_returns)) if self.recent_returns else None,
             "episodes": self.episodes, "best_score": self.best_score,
             "best_checkpoint": str(best) if best else None, "last_checkpoint": str(last) if last else None,
+            **self.facts(),
             **({"error": self.divergence} if self.diverged else {})}
 
 # %% ../../nbs/05e_train.ppo.ipynb #10f1479c
@@ -352,18 +353,29 @@ def load_state(self: PPOTrainer, state: dict) -> None:
 
 # %% ../../nbs/05e_train.ppo.ipynb #5e9c67ae
 @patch
-def evaluate(self: PPOTrainer, episodes: Optional[int] = None) -> dict:
-    "Greedy evaluation of the current policy on fresh episodes (CPU processes of one host play a share each)."
+def evaluate(self: PPOTrainer, episodes: Optional[int] = None, confirming: bool = False) -> dict:
+    """Greedy evaluation of the current policy on fresh episodes (CPU processes of one host play a share each);
+    `confirming`: other episodes than the update's evaluation, neither kept as `last_eval` nor emitted (see `confirm`)."""
     t0, n = time.perf_counter(), episodes or self.cfg.run.eval_episodes
     shared = self.sync is not None and n >= self.sync.world
     rank, world = (self.rank, self.sync.world) if shared else (0, 1)
-    result = evaluate_policy(self.policy, self.cfg.env.env, n // world + (rank < n % world), greedy=True,
-                             seed=self.cfg.run.seed + 1_000_003 + self.update_count + 7919 * rank, device=self.device,
-                             gather=self._gather if shared else None, act=self.learner.play)
+    seed = self.cfg.run.seed + 1_000_003 + self.update_count + 7919 * rank + 500_000_000 * confirming
+    result = evaluate_policy(self.policy, self.cfg.env.env, n // world + (rank < n % world), greedy=True, seed=seed,
+                             device=self.device, gather=self._gather if shared else None, act=self.learner.play)
     result["seconds"] = time.perf_counter() - t0
+    if confirming: return result
     self.last_eval = result
     if self.main: self.bus.emit(Kind.EVAL, self.global_step, **{k: v for k, v in result.items() if k != "returns"})
     return result
+
+@patch
+def confirm(self: PPOTrainer, score: float) -> float:
+    """A would-be best's score over its evaluation's episodes and `confirm_episodes` fresh ones: what `best.pt` is
+    chosen by, so that a lucky short evaluation does not take it."""
+    n = self.cfg.run.confirm_episodes
+    if not n or self.last_eval is None: return score
+    returns = self.last_eval["returns"] + self.evaluate(n, confirming=True)["returns"]
+    return float(np.mean(returns))
 
 @patch
 def _gather(self: PPOTrainer, played: dict) -> list:
