@@ -104,6 +104,7 @@ TRAIN = [
     (["--no-such-flag", "1"], "unrecognized arguments: --no-such-flag"),
     (["--learning-rat", "0.001"], "unrecognized arguments: --learning-rat"),  # no abbreviations
     (["--resume", "missing.pt"], "checkpoint not found"),
+    (["--resume", ""], "--resume must be a checkpoint file or run folder, got ''"),  # not a new run
     (["--resume", "corrupt.pt"], "is corrupt or not a workbench checkpoint"),
     (["--config", "missing.toml"], "config file not found"),
     (["--config", "unknown.yaml"], "unknown config (from"),
@@ -204,11 +205,18 @@ TRAIN += [
     (["--team", "--size", "5000", "--context", "20000"], "the held-out grids (1,000 a set, 5,000 x 5,000)"),
     (["--team", "--size", "1"], "need size >= 2"),
     (["--team", "--walls", "0.9"], "walls in [0, 0.6]"),
-    (["--team", "--rounds", "1000000"], "rounds 1,000,000)"),
+    (["--team", "--rounds", "1000000"], "rounds must be 1 to 100, got 1,000,000"),
     (
-        ["--team", "--algo", "grpo", "--rounds", "1000000"],
-        "GRPO's step (batch_size 32 x group_size 8 x 2 roles x rounds 1,000,000)",
+        ["--team", "--algo", "grpo", "--rounds", "100", "--group-size", "100000"],
+        "GRPO's step (batch_size 32 x group_size 100,000 x 2 roles x rounds 100)",
     ),
+    # settings the team's algorithm never reads: refused, not ignored (issue 55)
+    (["--team", "--group-size", "4"], "group_size is not a setting of team sft runs (SFT learns from demonstrations"),
+    (["--team", "--temperature", "0.5"], "temperature is not a setting of team sft runs"),
+    (["--team", "--alpha", "0.7"], "alpha is not a setting of team sft runs"),
+    (["--team", "--grouping", "turn"], "grouping is not a setting of team sft runs"),
+    (["--team", "--algo", "grpo", "--top-p", "0.9"], "top_p is not a setting of team grpo runs"),
+    (["--team", "--algo", "grpo", "--window", "8"], "window is not a setting of team grpo runs"),
     (["--team", "--rounds", "0"], "rounds must be at least 1"),
     (["--team", "--algo", "grpo", "--group-size", "1000000000"], "group_size 1,000,000,000"),
     (["--team", "--algo", "grpo", "--temperature", "0"], "temperature must be above 0"),
@@ -297,6 +305,40 @@ OTHERS += [
     (["tag", "some-run", "two words"], "a tag is 1 to 40 letters, digits or -_.:/ characters"),
 ]
 
+# Issue 55, found by a hostile tester: each was work started (or a hang, or a traceback) instead of one line
+OTHERS += [
+    # 1. an empty run id (or batch, job, sweep id, or checkpoint) names nothing, not everything
+    (["tag", "", "good"], "a run id must be non-empty text, got ''"),
+    (["tag", " ", "good", "--remove"], "a run id must be non-empty text, got ' '"),
+    (["sweep", "--resume", ""], "--resume needs a sweep's id, got ''"),
+    (["batch", TRAIN_NB, "--resume", ""], "--resume names a batch (its id or folder), got ''"),
+    (["report", "", "--out", "."], "a job or batch id must be non-empty, got ''"),
+    (["eval", ""], "the checkpoint must be a checkpoint file or run folder, got ''"),
+    (["export", " ", "--onnx", "x.onnx"], "the checkpoint must be a checkpoint file or run folder, got ' '"),
+    # 2. sweep flags that do not apply to this kind of sweep
+    (["sweep", "--config", SWEEP, "-p", "seed", "3"], "-p sets a notebook's parameters, and this sweep trains"),
+    (["sweep", "--config", SWEEP, "-f", "params.txt"], "-f sets a notebook's parameters, and this sweep trains"),
+    (["sweep", TRAIN_NB, "--config", SWEEP, "--learning-rate", "0.1"], "--learning-rate is a training flag, and this"),
+    (["sweep", "--config", SWEEP, "--name", "x"], "--name does not apply to a sweep"),
+    (["sweep", "--config", SWEEP, "--population", "3"], "--population is an option of pbt, and this sweep's method is"),
+    (["sweep", "--config", SWEEP, "--method", "pbt", "--trials", "3"], "--trials is an option of a search, and pbt"),
+    (["sweep", "--resume", "some-sweep", "--trials", "3"], "--trials does not apply with --resume"),
+    (["sweep", "--resume", "some-sweep", "--config", SWEEP], "--config does not apply with --resume"),
+    # 4. an export folder that cannot be made where it goes: before the model is loaded
+    (["export", "missing.pt", "--hf", "/proc/hf-out"], "--hf /proc/hf-out: cannot write in '/proc'"),
+    (["export", "missing.pt", "--hf", "no/such/hf-out"], "its folder 'no/such' does not exist (create it first)"),
+    (["export", "missing.pt", "--hf", "."], "give a new folder's path"),
+    # 6. a Ray address that is malformed or where nothing answers: before the sweep (or batch) exists
+    (["sweep", "--config", SWEEP, "--ray", "999.1.1.1:1"], "--ray 999.1.1.1:1: 999.1.1.1 is not an IP address"),
+    (["sweep", "--config", SWEEP, "--ray", "127.0.0.1"], "--ray '127.0.0.1' is not a Ray cluster's address"),
+    (["sweep", "--config", SWEEP, "--ray", "127.0.0.1:70000"], "port 70000 is not in 1..65535"),
+    (["sweep", "--config", SWEEP, "--ray", "no_such host:6379"], "is not a Ray cluster's address"),
+    (["sweep", "--config", SWEEP, "--ray", "closed"], "no Ray cluster answers there"),
+    (["sweep", "--config", SWEEP, "--ray", ""], "is not a Ray cluster's address"),
+    (["batch", TRAIN_NB, "--ray", "999.1.1.1:1"], "999.1.1.1 is not an IP address"),
+    (["batch", TRAIN_NB, "--ray", "closed"], "no Ray cluster answers there"),
+]
+
 FILES = {
     "a-file": "not a folder",
     "corrupt.pt": "\x00garbage" * 10,
@@ -350,10 +392,12 @@ def test_bad_command_line_input(folder, argv, message):
     import socket
 
     before = listing(folder)
-    with socket.socket() as busy:
+    with socket.socket() as busy, socket.socket() as closed:  # a loopback port in use, and one where nothing listens
         busy.bind(("127.0.0.1", 0))
         busy.listen()
-        argv = [str(busy.getsockname()[1]) if a == "busy" else a for a in argv]
+        closed.bind(("127.0.0.1", 0))
+        ports = {"busy": str(busy.getsockname()[1]), "closed": f"127.0.0.1:{closed.getsockname()[1]}"}
+        argv = [ports.get(a, a) for a in argv]
         code, err = run_main(argv)
     lines = err.strip().splitlines()
     assert code == 2 and len(lines) == 1 and message in lines[0], (code, err[-1500:])
@@ -517,7 +561,7 @@ def _python_cases(folder):
             "would need at least",
         ),
         (lambda: TeamTrainConfig.from_dict({"size": 100_000}), "grid does not fit the model's context"),
-        (lambda: check_token_memory(TeamTrainConfig.from_dict({"rounds": 10**6})), "rounds 1,000,000"),
+        (lambda: TeamTrainConfig.from_dict({"rounds": 10**6}), "rounds must be 1 to 100"),
     ]
 
 
@@ -530,3 +574,314 @@ def test_bad_python_api_input(folder):
         assert message in str(e.value) and "\n" not in str(e.value), (i, str(e.value))
     assert listing(folder) == before
     assert os.getcwd() == str(folder)
+
+
+# ---- issue 55: what a hostile tester found, each refused in one line before any work
+
+
+def test_empty_run_id_tags_no_run(folder):
+    "An empty (or blank) run id prefix matched every run: `tag '' good` tagged the store's only run."
+    from workbench.runs.store import RunStore
+
+    store = RunStore(folder / "runs")
+    run_id = store.create_run("only", {})
+    store.close()
+    before = listing(folder)
+    for prefix in ("", " "):
+        code, err = run_main(["tag", prefix, "good", "--runs-dir", "runs"])
+        lines = err.strip().splitlines()
+        assert code == 2 and len(lines) == 1 and "a run id must be non-empty text" in lines[0], (code, err)
+    assert listing(folder) == before
+    store = RunStore(folder / "runs")
+    assert store.tags().get(run_id, []) == []
+    store.close()
+
+
+def test_unreachable_ray_address_is_one_line_at_once(tmp_path):
+    "Through the real command: a malformed or silent Ray address is one line in seconds, and no sweep or folder exists."
+    import socket
+    import time
+
+    from conftest import workbench
+
+    with socket.socket() as closed:  # a loopback port where nothing listens (only loopback is ever probed)
+        closed.bind(("127.0.0.1", 0))
+        for address, says in (
+            ("999.1.1.1:1", "is not an IP address"),
+            (f"127.0.0.1:{closed.getsockname()[1]}", "no Ray"),
+        ):
+            t0 = time.monotonic()
+            r = workbench("sweep", "--config", SWEEP, "--ray", address, "--runs-dir", "runs", cwd=tmp_path, timeout=60)
+            lines = r.stderr.strip().splitlines()
+            assert r.returncode == 2 and len(lines) == 1 and says in lines[0], r.stderr[-1500:]
+            assert time.monotonic() - t0 < 10
+    assert list(tmp_path.iterdir()) == [], "no store, no sweep folder"
+
+
+def test_eval_reads_only_the_tasks_it_needs(folder, made_runs):
+    """`eval --task FILE` read the whole file (100,000 tasks: 85 s) to evaluate 2: now it stops at the tasks it evaluates
+    (here a file whose third line is not JSON evaluates its first two), and named ids it does not hold are one line."""
+    rows = [
+        {"id": f"t{i}", "prompt": f"def f{i}(x):\n", "entry": f"f{i}", "tests": [f"assert f{i}(1) == 1"]}
+        for i in range(2)
+    ]
+    (folder / "big.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows) + "not json\n" * 1000)
+    before = listing(folder)
+    lm = str(made_runs / "lm.pt")
+    for task, n, tasks in (("big.jsonl", "2", 2), ("code?source=file&path=big.jsonl&ids=t1", "5", 1)):
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(["eval", lm, "--task", task, "--episodes", n, "--json"])
+        assert code == 0, err.getvalue()[-1500:]
+        assert json.loads(out.getvalue().strip().splitlines()[-1])["file"]["tasks"] == tasks
+    (folder / "two.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    code, err = run_main(["eval", lm, "--task", "code?source=file&path=two.jsonl&ids=t1,t7,t8"])
+    lines = err.strip().splitlines()
+    assert (
+        code == 2 and len(lines) == 1 and "has no task 't7', 't8': 2 of the 3 ids named are not among its 2" in lines[0]
+    )
+    code, err = run_main(["eval", lm, "--task", "big.jsonl", "--episodes", "3"])  # the third is read, and refused
+    assert code == 2 and "task file big.jsonl, line 3: not JSON" in err, err
+    (folder / "two.jsonl").unlink()
+    assert listing(folder) == before
+
+
+def test_export_hf_checks_before_it_writes(folder, made_runs):
+    "`export_hf(run, dir, prompts=0)` raised ValueError after writing the folder: now every argument is checked first."
+    from workbench.core import ConfigError
+    from workbench.train.commands import export_hf
+
+    before = listing(folder)
+    for args, says in (
+        ((made_runs / "lm.pt", "hf", 0), "prompts (held-out prompts whose logits are compared) must be"),
+        ((made_runs / "lm.pt", "/proc/hf"), "cannot write in '/proc'"),
+        ((made_runs / "lm.pt", None), "--hf takes the path of a new folder to write, got None"),
+    ):
+        with pytest.raises(ConfigError) as e:
+            export_hf(*args)
+        assert says in str(e.value) and "\n" not in str(e.value), str(e.value)
+    assert listing(folder) == before
+
+
+API_NAMES = {  # what the misuse table calls: name -> its module
+    "make_policy": "workbench.policy", "PolicyConfig": "workbench.policy", "export_onnx": "workbench.policy.export",
+    "check_onnx": "workbench.policy.export", "CompiledDecoder": "workbench.policy.decode",
+    "make_decoder": "workbench.policy.decode", "RunStore": "workbench.runs.store", "Controls": "workbench.runs.events",
+    "evaluate_policy": "workbench.judge.episodes", "Objective": "workbench.judge.objective",
+    "load_tasks": "workbench.tasks.code", "CodeEnv": "workbench.tasks.env", "notebook_parameters": "workbench.jobs.notebook",
+    "run_job": "workbench.jobs.notebook", "plan_batch": "workbench.jobs.batch", "check_ray_address": "workbench.jobs.schedule",
+    "algorithm_of": "workbench.train.runner", "train_run": "workbench.train.runner", "new_trainer": "workbench.train.runner",
+    "TrainingSession": "workbench.app.session", "MetricHistory": "workbench.app.session",
+    "export_hf": "workbench.train.commands",
+}  # fmt: skip
+
+
+NAN, INF = float("nan"), float("inf")
+# (the call, the project's error type it raises, a fragment of its one line); each raised a raw Python error (or
+# went on: the knobs, Controls, RunStore('')) before issue 55's fixes
+API_MISUSE = [
+    (
+        "make_policy(box, discrete, 'lstm')",
+        lambda a: a["make_policy"](a["policy"].obs_space, a["policy"].action_space, "lstm"),
+        "ConfigError",
+        "make_policy takes a PolicyConfig (e.g. PolicyConfig(policy='lstm')), got str",
+    ),
+    (
+        "export_onnx(None, 'p.onnx')",
+        lambda a: a["export_onnx"](None, "p.onnx"),
+        "ExportError",
+        "export_onnx takes a policy",
+    ),
+    (
+        "export_onnx(policy, None)",
+        lambda a: a["export_onnx"](a["policy"], None),
+        "ExportError",
+        "takes the path of an .onnx file",
+    ),
+    (
+        "export_onnx(policy, '/proc/no/p.onnx')",
+        lambda a: a["export_onnx"](a["policy"], "/proc/no/p.onnx"),
+        "ExportError",
+        "cannot make the folder '/proc/no'",
+    ),
+    (
+        "check_onnx(policy, 'missing.onnx')",
+        lambda a: a["check_onnx"](a["policy"], "missing.onnx"),
+        "ExportError",
+        "no ONNX model at missing.onnx",
+    ),
+    (
+        "check_onnx('policy', 'missing.onnx')",
+        lambda a: a["check_onnx"]("policy", "missing.onnx"),
+        "ExportError",
+        "takes a policy",
+    ),
+    (
+        "CompiledDecoder('policy')",
+        lambda a: a["CompiledDecoder"]("policy"),
+        "PolicyError",
+        "CompiledDecoder decodes a TokenPolicy (TokenPolicy.tiny or TokenPolicy.load), got str",
+    ),
+    ("make_decoder('auto', None)", lambda a: a["make_decoder"]("auto", None), "PolicyError", "decodes a TokenPolicy"),
+    (
+        "RunStore(None)",
+        lambda a: a["RunStore"](None),
+        "ConfigError",
+        "the runs folder must be a path (e.g. 'runs'), got None",
+    ),
+    (
+        "RunStore('')",
+        lambda a: a["RunStore"](""),
+        "ConfigError",
+        "the runs folder must be a path (e.g. 'runs'), got ''",
+    ),
+    (
+        "Controls().set(learning_rate=nan)",
+        lambda a: a["Controls"]().set(learning_rate=NAN),
+        "ConfigError",
+        "live setting learning_rate must be a finite number, got nan",
+    ),
+    ("Controls().set(ent_coef=inf)", lambda a: a["Controls"]().set(ent_coef=INF), "ConfigError", "got inf"),
+    (
+        "evaluate_policy(None, 'gym:CartPole-v1')",
+        lambda a: a["evaluate_policy"](None, "gym:CartPole-v1"),
+        "ConfigError",
+        "evaluate_policy plays a policy (what make_policy or load_policy returns), got NoneType",
+    ),
+    (
+        "evaluate_policy(policy, spec, episodes='3')",
+        lambda a: a["evaluate_policy"](a["policy"], "gym:CartPole-v1", "3"),
+        "ConfigError",
+        "episodes must be at least 1 (a whole number), got '3'",
+    ),
+    (
+        "Objective('satisfaction')",
+        lambda a: a["Objective"]("satisfaction"),
+        "JudgeError",
+        "objective weights are a dict",
+    ),
+    (
+        "Objective({'satisfaction': nan})",
+        lambda a: a["Objective"]({"satisfaction": NAN}),
+        "JudgeError",
+        "objective weights must be finite numbers",
+    ),
+    (
+        "load_tasks(None)",
+        lambda a: a["load_tasks"](None),
+        "TaskError",
+        "a task file is a path (a JSON-lines file), got None",
+    ),
+    (
+        "CodeEnv('code?level=easy')",
+        lambda a: a["CodeEnv"]("code?level=easy"),
+        "TaskError",
+        "a code env's config is a CodeEnvConfig",
+    ),
+    (
+        "notebook_parameters(None)",
+        lambda a: a["notebook_parameters"](None),
+        "JobError",
+        "a notebook is the path of an .ipynb",
+    ),
+    ("run_job(None)", lambda a: a["run_job"](None), "JobError", "a notebook is the path of an .ipynb file, got None"),
+    (
+        "plan_batch(None, [])",
+        lambda a: a["plan_batch"](None, []),
+        "JobError",
+        "a notebook is the path of an .ipynb file",
+    ),
+    (
+        "check_ray_address('999.1.1.1:1')",
+        lambda a: a["check_ray_address"]("999.1.1.1:1"),
+        "JobError",
+        "is not an IP address",
+    ),
+    (
+        "algorithm_of('abc')",
+        lambda a: a["algorithm_of"]("abc"),
+        "ConfigError",
+        "a run's config must be a TrainConfig, LMTrainConfig or TeamTrainConfig, got str",
+    ),
+    ("train_run('abc')", lambda a: a["train_run"]("abc"), "ConfigError", "a run's config must be a TrainConfig"),
+    (
+        "new_trainer({'env': 'gym:CartPole-v1'})",
+        lambda a: a["new_trainer"]({"env": "gym:CartPole-v1"}),
+        "ConfigError",
+        "(from a dict of settings: TrainConfig.from_dict(settings))",
+    ),
+    (
+        "TrainingSession(config='abc')",
+        lambda a: a["TrainingSession"](config="abc"),
+        "ConfigError",
+        "a session's config must be a TrainConfig, LMTrainConfig or TeamTrainConfig, got str",
+    ),
+    ("TrainingSession(config={})", lambda a: a["TrainingSession"](config={}), "ConfigError", "got dict"),
+    (
+        "TrainingSession(samples_size='x')",
+        lambda a: a["TrainingSession"](samples_size="x"),
+        "ConfigError",
+        "samples_size must be a whole number of at least 1, got 'x'",
+    ),
+    ("MetricHistory(max_points=0)", lambda a: a["MetricHistory"](max_points=0), "ConfigError", "max_points must be"),
+    (
+        "session.learning_rate = nan",
+        lambda a: setattr(a["TrainingSession"](), "learning_rate", NAN),
+        "ConfigError",
+        "knob learning_rate must be a finite number above 0, got nan",
+    ),
+    (
+        "session.ent_coef = nan",
+        lambda a: setattr(a["TrainingSession"](), "ent_coef", NAN),
+        "ConfigError",
+        "knob ent_coef must be a finite number at least 0, got nan",
+    ),
+    (
+        "session.learning_rate = 'fast'",
+        lambda a: setattr(a["TrainingSession"](), "learning_rate", "fast"),
+        "ConfigError",
+        "got 'fast'",
+    ),
+    (
+        "session.set_hparams(learning_rate=inf)",
+        lambda a: a["TrainingSession"]().set_hparams(learning_rate=INF),
+        "ConfigError",
+        "config key 'learning_rate' must be a finite number, got inf",
+    ),
+    (
+        "export_hf('missing.pt', 'hf', prompts=0)",
+        lambda a: a["export_hf"]("missing.pt", "hf", prompts=0),
+        "ConfigError",
+        "prompts (held-out prompts whose logits are compared) must be 1 to 100, got 0",
+    ),
+    (
+        "export_hf(None, 'hf')",
+        lambda a: a["export_hf"](None, "hf"),
+        "CheckpointError",
+        "the checkpoint must be a checkpoint file or run folder, got None",
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def api():
+    import importlib
+
+    import gymnasium
+
+    a = {name: getattr(importlib.import_module(module), name) for name, module in API_NAMES.items()}
+    a["policy"] = a["make_policy"](gymnasium.spaces.Box(-1, 1, (4,)), gymnasium.spaces.Discrete(2), a["PolicyConfig"]())
+    return a
+
+
+@pytest.mark.parametrize("label,call,error,message", API_MISUSE, ids=[m[0] for m in API_MISUSE])
+def test_api_misuse_raises_the_projects_errors(folder, api, label, call, error, message):
+    "The Python API, called with plainly wrong arguments: the project's own error type, one line, nothing written."
+    before = listing(folder)
+    with pytest.raises(WorkbenchError) as e:
+        call(api)
+    assert type(e.value).__name__ == error and message in str(e.value) and "\n" not in str(e.value), (
+        type(e.value).__name__,
+        str(e.value),
+    )
+    assert listing(folder) == before

@@ -5,7 +5,7 @@
 # %% ../nbs/08_cli.ipynb #bc281791
 from __future__ import annotations
 from .core import WorkbenchError  # first: it quiets two dependency notices before torch loads
-from .core import ConfigError, Parser
+from .core import CheckpointError, ConfigError, Parser, path_arg
 import json, math, os, sys
 from pathlib import Path
 from typing import Optional
@@ -17,7 +17,8 @@ from .train.commands import KINDS, add_eval_command, add_train_command, load_pol
 
 # %% auto #0
 __all__ = ['JUDGE_NAMES', 'fail', 'cmd_envs', 'cmd_serve', 'cmd_export_hf', 'cmd_export', 'make_judges', 'cmd_judge_score',
-           'cmd_judge_benchmark', 'add_judge_command', 'find_run', 'cmd_tag', 'add_tag_command', 'make_parser', 'main']
+           'cmd_judge_benchmark', 'add_judge_command', 'check_run_prefix', 'find_run', 'cmd_tag', 'add_tag_command',
+           'make_parser', 'main']
 
 # %% ../nbs/08_cli.ipynb #8426bc6a
 def fail(message: str) -> int:
@@ -73,6 +74,7 @@ def cmd_export_hf(args) -> int:
 def cmd_export(args) -> int:
     "Export a checkpoint's greedy policy to ONNX and check it against torch with onnxruntime."
     from workbench.policy.export import export_onnx, check_onnx, state_names
+    path_arg(args.checkpoint, "the checkpoint must be a checkpoint file or run folder", CheckpointError)
     if args.hf and args.onnx: return fail("give --onnx FILE (a PPO policy) or --hf DIR (a code agent's model), not both")
     if args.hf: return cmd_export_hf(args)
     if not args.onnx: return fail("say where to write the model: --onnx FILE (a PPO policy) or --hf DIR (a code agent's)")
@@ -118,6 +120,13 @@ def _text_arg(value: Optional[str], path: Optional[str], what: str) -> Optional[
         except (OSError, UnicodeDecodeError) as e: raise WorkbenchError(f"cannot read --{what}-file {path}: {e}") from None
     return value
 
+def _runs_a_check(text: str) -> bool:
+    "Whether a .py tests file runs anything: a statement other than imports, definitions, a docstring or `pass`."
+    import ast
+    inert = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Pass)
+    return any(not isinstance(n, inert) and not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))
+               for n in ast.parse(text).body)
+
 def cmd_judge_score(args) -> int:
     "Score one response with the chosen judges (and their ensemble under the global objective)."
     from workbench.judge.responses import EnsembleJudge
@@ -141,12 +150,20 @@ def cmd_judge_score(args) -> int:
                 what = "a list with an item that is not one" if isinstance(listed, list) else type(listed).__name__
                 return fail(f"--tests-file {args.tests_file} must hold a JSON list of test snippets (strings of Python), "
                             f"got {what}")
+            if not listed: return fail(f"--tests-file {args.tests_file} holds no test (an empty list): give test snippets")
             tests += listed
-        else: tests.append(text)
+        else:
+            try: runs = _runs_a_check(text)
+            except (SyntaxError, ValueError) as e: return fail(f"--tests-file {args.tests_file} is not Python ({e})")
+            if not runs:
+                return fail(f"--tests-file {args.tests_file} holds no test: nothing in it runs (it is empty, or only comments, "
+                            "imports and definitions); give asserts, e.g. assert f(2) == 4")
+            tests.append(text)
     judges = make_judges(args.judges)
     context = {"tests": tests, "references": args.reference or [], **({"time_budget_s": budget} if budget else {})}
     if "exec" in judges and not tests:
         return fail("the exec judge needs tests: --test 'assert f(1) == 2' (repeatable) or --tests-file")
+    if "exec" in judges: judges["exec"].plan(response, context)   # its tests checked here (one with no code is refused)
     if "embedding" in judges and not context["references"]: return fail("the embedding judge needs --reference TEXT (repeatable)")
     score = EnsembleJudge(judges, objective=Objective()).score(query, response, context)
     if args.json: print(json.dumps(score.to_dict(), default=str)); return 0
@@ -205,8 +222,16 @@ def add_judge_command(sub) -> None:
     jb.set_defaults(func=cmd_judge_benchmark)
 
 # %% ../nbs/08_cli.ipynb #43503c30
+def check_run_prefix(prefix) -> str:
+    "A run id (or the start of one) as given: non-empty text, else a `ConfigError` (an empty start would match every run)."
+    if not isinstance(prefix, str) or not prefix.strip():
+        raise ConfigError(f"a run id must be non-empty text, got {prefix!r}: give the run's id, or enough of its start "
+                          "to name one run (an empty start would match every run)")
+    return prefix
+
 def find_run(store, prefix: str) -> str:
     "The id of the run whose id is `prefix` or the one run whose id starts with it; else a `ConfigError`."
+    check_run_prefix(prefix)
     if store.get_run(prefix): return prefix
     ids = [r[0] for r in store.db.execute("SELECT id FROM runs WHERE substr(id, 1, ?) = ?", (len(prefix), prefix))]
     if len(ids) == 1: return ids[0]
@@ -217,6 +242,7 @@ def cmd_tag(args) -> int:
     "Add tags to a run (or `--remove` them) and print its tags."
     from workbench.runs.labels import check_tag
     from workbench.runs.store import RunStore
+    check_run_prefix(args.run)
     for t in args.tags: check_tag(t)
     if not (Path(args.runs_dir) / RunStore.FILENAME).is_file():
         return fail(f"no run store in {args.runs_dir!r}: give the runs folder with --runs-dir")

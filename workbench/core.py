@@ -16,7 +16,7 @@ import numpy as np   # torch is imported where it is used, so that commands whic
 __all__ = ['WorkbenchError', 'ConfigError', 'EnvError', 'CheckpointError', 'Parser', 'coerce_value', 'config_from_dict',
            'check_types', 'config_fields', 'field_docs', 'docs_from_source', 'read_mapping_file', 'load_config_file',
            'seed_everything', 'process_rank', 'is_main_process', 'resolve_device', 'reuse_freed_memory', 'atomic_write',
-           'atomic_write_text', 'code_version', 'host_name']
+           'atomic_write_text', 'path_arg', 'check_new_folder', 'code_version', 'host_name']
 
 # %% ../nbs/00a_core.ipynb #f4e17146
 class WorkbenchError(ValueError):
@@ -232,6 +232,27 @@ def atomic_write(path: Union[str, Path], write) -> Path:
 def atomic_write_text(path: Union[str, Path], text: str) -> Path:
     "Write `text` to `path` atomically."
     return atomic_write(path, lambda f: f.write(text.encode()))
+
+# %% ../nbs/00a_core.ipynb #a491628a
+def path_arg(value, what: str, error: type = ConfigError) -> Path:
+    "`value` as a Path if it is one (non-empty text or a path); else `error`, '<what>, got <value>'."
+    if not isinstance(value, (str, os.PathLike)) or not str(value).strip(): raise error(f"{what}, got {value!r}")
+    return Path(value)
+
+def check_new_folder(out, flag: str) -> Path:
+    """`out` as a Path if a new folder can be written there, atomically (a temporary folder beside it, renamed into
+    place): not an existing file or non-empty folder, in an existing folder that can hold a temporary one."""
+    out = path_arg(out, f"{flag} takes the path of a new folder to write")
+    if out.name in ("", ".", ".."): raise ConfigError(f"{flag} {out}: give a new folder's path, not {str(out)!r}")
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise ConfigError(f"{flag} {out}: it exists and is not an empty folder (nothing is written over one)")
+    parent = out.resolve().parent
+    if not parent.is_dir(): raise ConfigError(f"{flag} {out}: its folder {str(out.parent)!r} does not exist (create it first)")
+    try: tempfile.TemporaryDirectory(prefix=f".{out.name}-", dir=parent).cleanup()
+    except OSError as e:
+        raise ConfigError(f"{flag} {out}: cannot write in {str(parent)!r} ({e.strerror or e}): give a folder on a writable "
+                          "file system") from None
+    return out
 
 # %% ../nbs/00a_core.ipynb #ec9b2d87
 def code_version() -> str:

@@ -13,19 +13,24 @@ from fastcore.basics import patch
 
 from ..runs.events import Event, Kind, Metric
 from ..train.config import KNOBS, TrainConfig
-from ..train.runner import ALGORITHMS, algorithm_of, new_trainer, record_run, fit_run
+from ..train.runner import ALGORITHMS, algorithm_of, check_config, new_trainer, record_run, fit_run
 from ..runs.sinks import fmt_number
 from .views import fmt_rate, view_of
 
 # %% auto #0
 __all__ = ['SESSION_ALGORITHMS', 'SESSION_CONFIGS', 'LIVE_KNOBS', 'LM_SLIDERS', 'ALL_KNOBS', 'OUTCOMES', 'MetricHistory',
-           'session_knobs', 'knob_values', 'planned_steps', 'describe', 'TrainingSession', 'lm_eval_metrics',
+           'session_knobs', 'knob_values', 'planned_steps', 'describe', 'TrainingSession', 'Knob', 'lm_eval_metrics',
            'lm_eval_text', 'curriculum_text', 'outcome', 'judges_text']
 
 # %% ../../nbs/07a_app.session.ipynb #f833c8e4
+def _count_arg(name: str, value, least: int = 1) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < least:
+        raise ConfigError(f"{name} must be a whole number of at least {least}, got {value!r}")
+
 class MetricHistory:
     "Thread-safe (step, value) series per metric key, thinned by halves so each stays under `max_points`."
     def __init__(self, max_points: int = 1000):
+        _count_arg("max_points", max_points, 2)
         self.max_points = max_points
         self._series: dict[str, tuple[list, list]] = {}
         self._stride: dict[str, int] = {}
@@ -109,6 +114,8 @@ class TrainingSession(param.Parameterized):
     def __init__(self, config=None, max_points: int = 1000, log_size: int = 200,
                  samples_size: int = 16, **params):
         config = config if config is not None else TrainConfig()
+        check_config(config, "a session's config")   # a dict of settings, a file's name...: one line
+        for name, value in (("log_size", log_size), ("samples_size", samples_size)): _count_arg(name, value)
         super().__init__(config=config, **knob_values(config), **params)
         with param.edit_constant(self): self.total_timesteps = planned_steps(config)
         self.history = MetricHistory(max_points)
@@ -159,12 +166,23 @@ class TrainingSession(param.Parameterized):
         if self.status not in ("running", "starting") or not self.sps: return None
         return max(0.0, (self.total_timesteps - self.global_step) / self.sps)
 
+class Knob(param.Number):
+    "A live knob's parameter: a value that is not a finite number in its bounds is a `ConfigError` naming the knob."
+    def _validate(self, val):
+        low, inclusive = self.bounds[0], self.inclusive_bounds[0]
+        if not (val is None and self.allow_None) and (
+                isinstance(val, bool) or not isinstance(val, (int, float)) or not math.isfinite(val)
+                or (low is not None and (val < low if inclusive else val <= low))):
+            raise ConfigError(f"knob {self.name} must be a finite number {'at least' if inclusive else 'above'} {low}, "
+                              f"got {val!r}")
+        super()._validate(val)
+
 def _knob_parameter(name: str) -> param.Number:
     "The session parameter of live knob `name`: its config's default and doc, and a slider range (`KNOBS`, `LM_SLIDERS`)."
     cls = next(c for a in SESSION_ALGORITHMS.values() for c in a.config.SECTIONS.values() if name in c.__dataclass_fields__)
     low, high = KNOBS.get(name) or LM_SLIDERS[name]
-    return param.Number(getattr(cls(), name), bounds=(0, None), inclusive_bounds=(low == 0, True),
-                        softbounds=(low, high), doc=field_docs(cls).get(name, ""))
+    return Knob(getattr(cls(), name), bounds=(0, None), inclusive_bounds=(low == 0, True),
+                softbounds=(low, high), doc=field_docs(cls).get(name, ""))
 
 for _name in ALL_KNOBS: TrainingSession.param.add_parameter(_name, _knob_parameter(_name))
 

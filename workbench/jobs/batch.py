@@ -9,7 +9,7 @@ import html, itertools, json, re, time
 from pathlib import Path
 from typing import Optional, Union
 
-from .notebook import JobError, check_parameters, notebook_parameters, parse_value
+from .notebook import JobError, check_parameters, notebook_parameters, notebook_path, parse_value
 from .report import PARAMETER_DIGITS, _PAGE_CSS, _SORT_JS, _param, _table, _text, _value
 from .report import _numbers, _score_keys, _sort_key, sortable_table, grid_text, page_title
 from .report import check_plotly_mode, plotly_script, reports_root, shared_plotly_js
@@ -62,7 +62,7 @@ def plan_batch(notebook: Union[str, Path], grid_specs: list[str], fixed: Optiona
                batch_id: Optional[str] = None, runs_dir: Union[str, Path] = "runs", processes: int = 1,
                cpu: bool = False) -> dict:
     "The checked plan of a batch: its id, notebook, grid, fixed values and one entry (id, point, parameters) per job."
-    notebook = Path(notebook)
+    notebook = notebook_path(notebook)
     declared = notebook_parameters(notebook)
     where = notebook.name
     fixed = check_parameters(declared, dict(fixed or {}), where)

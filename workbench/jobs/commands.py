@@ -66,6 +66,12 @@ def cmd_batch(args) -> int:
     from workbench.jobs.launch import run_batch
     fixed = collect_parameters(args.notebook, args.parameter, args.file)
     if args.max_parallel < 1: raise WorkbenchError(f"--max-parallel must be at least 1, got {args.max_parallel}")
+    if args.resume is not None and not args.resume.strip():   # (an empty one would start a new batch)
+        raise WorkbenchError(f"--resume names a batch (its id or folder), got {args.resume!r}; --resume alone takes "
+                             "this notebook and grid's latest")
+    if args.ray is not None:
+        from workbench.jobs.schedule import check_ray_address
+        check_ray_address(args.ray)   # a silent or malformed address: one line, before the batch's folder exists
     plan = plan_batch(args.notebook, args.grid or [], fixed, runs_dir=args.runs_dir, processes=args.processes, cpu=args.cpu)
     if args.ray:
         try: import ray  # noqa: F401
@@ -91,6 +97,8 @@ def cmd_report(args) -> int:
     from workbench.jobs.batch import build_batch_report
     root = Path(args.out)
     if not root.is_dir(): raise WorkbenchError(f"no reports folder {root}")
+    if empty := [j for j in args.jobs if not j.strip()]:   # ('' is the reports folder itself)
+        raise WorkbenchError(f"a job or batch id must be non-empty, got {empty[0]!r}: give the ids, or none to rebuild all")
     dirs = [root / j for j in args.jobs] if args.jobs else sorted(p.parent for p in root.glob("**/job.json"))
     for d in dirs:
         if not (d / "job.json").exists() and not (d / "batch.json").exists():

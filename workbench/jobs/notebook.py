@@ -16,9 +16,9 @@ import yaml
 from ..runs.store import RunStore, new_run_id
 
 # %% auto #0
-__all__ = ['KERNEL_STARTS', 'JobError', 'NotebookParameter', 'read_notebook', 'notebook_parameters', 'parse_value',
-           'check_parameters', 'load_parameters_file', 'job_info', 'record_result', 'train_run', 'execute_notebook',
-           'accelerate_command', 'environment_info', 'prepare_job', 'run_job', 'rank_main']
+__all__ = ['KERNEL_STARTS', 'JobError', 'NotebookParameter', 'notebook_path', 'read_notebook', 'notebook_parameters',
+           'parse_value', 'check_parameters', 'load_parameters_file', 'job_info', 'record_result', 'train_run',
+           'execute_notebook', 'accelerate_command', 'environment_info', 'prepare_job', 'run_job', 'rank_main']
 
 # %% ../../nbs/06b_jobs.notebook.ipynb #9b9d6075
 class JobError(WorkbenchError):
@@ -34,10 +34,16 @@ class NotebookParameter:
 
 _SIMPLE = {"int", "float", "str", "bool", "list", "dict"}
 
+def notebook_path(path) -> Path:
+    "`path` as a Path, if it is one (non-empty text or a path); else a `JobError` naming what was given."
+    if not isinstance(path, (str, os.PathLike)) or not str(path).strip():
+        raise JobError(f"a notebook is the path of an .ipynb file, got {path!r}")
+    return Path(path)
+
 def read_notebook(path: Union[str, Path]):
     "The notebook at `path` (nbformat v4), or a `JobError` naming the problem."
     import nbformat
-    path = Path(path)
+    path = notebook_path(path)
     if not path.is_file(): raise JobError(f"notebook not found: {path}")
     if path.suffix != ".ipynb": raise JobError(f"not a notebook (expected .ipynb): {path}")
     try: return nbformat.read(path, as_version=4)
@@ -246,7 +252,7 @@ def run_job(notebook: Union[str, Path], values: Optional[dict] = None, out: Unio
     finished, failed, or interrupted by SIGINT/SIGTERM). `index` rebuilds `<out>/index.html` (a batch builds its own);
     `plotly` is the report's plotly.js: 'inline' in the page, or 'shared' once per reports folder."""
     from workbench.jobs.report import check_plotly_mode
-    notebook = Path(notebook)
+    notebook = notebook_path(notebook)
     if processes < 1: raise JobError(f"--processes must be at least 1, got {processes}")
     check_plotly_mode(plotly)
     _, values = prepare_job(notebook, dict(values or {}), runs_dir)

@@ -4,7 +4,7 @@
 
 # %% ../../nbs/06c_jobs.schedule.ipynb #8d95628c
 from __future__ import annotations
-import os, signal, subprocess, threading, time
+import ipaddress, os, re, signal, socket, subprocess, threading, time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional
@@ -12,7 +12,7 @@ from typing import Any, Callable, Iterable, Optional
 from .notebook import JobError
 
 # %% auto #0
-__all__ = ['start_local', 'RayLauncher', 'Task', 'Scheduler']
+__all__ = ['RAY_PROBE_S', 'start_local', 'RayLauncher', 'check_ray_address', 'Task', 'Scheduler']
 
 # %% ../../nbs/06c_jobs.schedule.ipynb #3032b088
 def _die_with_parent():
@@ -47,6 +47,7 @@ class RayLauncher:
     def __init__(self, address: str, cpus_per_job: int = 1):
         try: import ray
         except ImportError: raise JobError("--ray needs the ray package (pip install 'workbench[ray]')") from None
+        check_ray_address(address)   # a malformed or silent address: one line now, not a hang in ray.init
         os.environ.setdefault("RAY_AUTH_MODE", "disabled")
         try: ray.init(address=address, log_to_driver=False, logging_level="ERROR", configure_logging=False)
         except Exception as e:
@@ -64,6 +65,33 @@ class RayLauncher:
                 return 1
         return poll, lambda: self.ray.cancel(ref, force=True), ref
     def close(self): self.ray.shutdown()
+
+# %% ../../nbs/06c_jobs.schedule.ipynb #a4ecb9bd
+RAY_PROBE_S = 3.0   # seconds a Ray address's port has to accept a connection
+_LABEL = r"[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+_HOST_NAME = re.compile(rf"(?=.{{1,253}}$){_LABEL}(\.{_LABEL})*\.?")
+_ADDRESS = re.compile(r"(?:ray://)?(\[[0-9A-Fa-f:.]+\]|[^:\s/\[\]]+):(\d{1,5})")   # [ray://]HOST:PORT
+
+def check_ray_address(address, timeout_s: float = RAY_PROBE_S) -> str:
+    """`address` if it can be a Ray cluster's (`auto`, `local`, or [ray://]HOST:PORT whose port accepts a TCP connection
+    within `timeout_s`); else a `JobError` naming what is wrong. Nothing of Ray is imported."""
+    if address in ("auto", "local"): return address
+    fix = "give the head node's HOST:PORT (e.g. 127.0.0.1:6379) or auto"
+    if not isinstance(address, str) or not (m := _ADDRESS.fullmatch(address)):
+        raise JobError(f"--ray {address!r} is not a Ray cluster's address: {fix}")
+    host, port = m.group(1).strip("[]"), int(m.group(2))
+    if not 1 <= port <= 65535: raise JobError(f"--ray {address}: port {port} is not in 1..65535: {fix}")
+    if ":" in host or all(part.isdigit() for part in host.split(".")):   # numbers must make an IP address
+        try: ipaddress.ip_address(host)
+        except ValueError: raise JobError(f"--ray {address}: {host} is not an IP address: {fix}") from None
+    elif not _HOST_NAME.fullmatch(host): raise JobError(f"--ray {address}: {host!r} is not a host name: {fix}")
+    try:
+        with socket.create_connection((host, port), timeout=timeout_s): pass
+    except OSError as e:
+        why = e.strerror or str(e) or type(e).__name__
+        raise JobError(f"--ray {address}: no Ray cluster answers there ({why}, waited up to {timeout_s:g} s): start one "
+                       f"(ray start --head --port {port}) or give the address `ray status` shows") from None
+    return address
 
 # %% ../../nbs/06c_jobs.schedule.ipynb #e38d6363
 @dataclass

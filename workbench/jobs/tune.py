@@ -12,10 +12,11 @@ from ..runs.store import RunStore
 from .space import METHODS
 from .sweep import plan_sweep, run_sweep, _cost_text, _params_text, _short
 from .pbt import run_pbt
+from .schedule import check_ray_address
 from .sweep_report import build_sweep_report
 
 # %% auto #0
-__all__ = ['OPTION_FLAGS', 'add_sweep_command', 'cmd_sweep']
+__all__ = ['OPTION_FLAGS', 'SEARCH_ONLY', 'PBT_ONLY', 'add_sweep_command', 'cmd_sweep', 'check_sweep_flags', 'check_method_flags']
 
 # %% ../../nbs/06j_jobs.tune.ipynb #9655b49b
 OPTION_FLAGS = {"method": dict(choices=METHODS + ("pbt",)), "metric": dict(), "goal": dict(choices=("maximize", "minimize")),
@@ -53,7 +54,9 @@ def add_sweep_command(sub, train_flags: bool = True) -> None:
 def cmd_sweep(args) -> int:
     "Plan (or resume) a sweep and run it; exit 0 if it ended with a scored trial, 130 if interrupted, else 1."
     runs_dir = getattr(args, "runs_dir", None) or "runs"
-    if args.resume:
+    check_sweep_flags(args)
+    if args.ray is not None: check_ray_address(args.ray)   # a silent or malformed address: one line, nothing created
+    if args.resume is not None:
         if not (Path(runs_dir) / RunStore.FILENAME).exists(): raise ConfigError(f"no run store in {runs_dir}")
         store = RunStore(runs_dir)
         row = store.get_sweep(args.resume)
@@ -70,6 +73,7 @@ def cmd_sweep(args) -> int:
             fixed = {k: v for k, v in vars(args).items() if k in keys}
         options = {k: getattr(args, k) for k in OPTION_FLAGS if k != "sweep_seed"} | {"seed": args.sweep_seed}
         plan = plan_sweep(args.config, args.notebook, fixed, options, runs_dir, args.sweep_name)
+        check_method_flags(args, plan["options"]["method"])
         if args.in_process and plan["options"]["method"] != "pbt": raise ConfigError("--in-process is for --method pbt")
         if args.ray:
             try: import ray  # noqa: F401
@@ -101,3 +105,42 @@ def cmd_sweep(args) -> int:
                     f"{_params_text(b['parameters'])}")
     if not args.json: print(f"report: {report}")
     return 0 if row["status"] == "finished" else 130 if row["status"] == "interrupted" else 1
+
+# %% ../../nbs/06j_jobs.tune.ipynb #d63902d5
+SEARCH_ONLY = ("cost", "trials", "timeout", "threshold", "downsample", "early_stop")   # options pbt does not use
+PBT_ONLY = ("population", "rounds", "quantile", "resample")                          # options a search does not use
+
+def _flag(k: str) -> str: return "--" + k.replace("_", "-")
+
+def check_sweep_flags(args) -> None:
+    """Refuse, before any work, the flags this sweep would not use: `-p`/`-f` on a training sweep, training flags on a
+    notebook's, `--name` (the sweep names its trials), and with `--resume` anything that plans a sweep."""
+    from workbench.train.config import TrainConfig
+    train = [k for k in TrainConfig().flat() if k in vars(args) and k != "runs_dir"]   # flags given (they default to unset)
+    if args.resume is not None:
+        if not args.resume.strip(): raise ConfigError(f"--resume needs a sweep's id, got {args.resume!r}")
+        given = ([_flag(k) for k in ("config", "sweep_name") if getattr(args, k)] + ["NOTEBOOK"] * bool(args.notebook)
+                 + ["-p"] * bool(args.parameter) + ["-f"] * bool(args.file)
+                 + [_flag(k) for k in OPTION_FLAGS if getattr(args, k) is not None] + [_flag(k) for k in train])
+        if given:
+            raise ConfigError(f"{given[0]} does not apply with --resume: a sweep continues as it was planned; give "
+                              "--resume ID with only --runs-dir, --ray, --in-process, --quiet or --json")
+        return
+    if args.notebook is None and (args.parameter or args.file):
+        name, value = args.parameter[0] if args.parameter else ("NAME", "VALUE")
+        raise ConfigError(f"{'-p' if args.parameter else '-f'} sets a notebook's parameters, and this sweep trains (no "
+                          f"NOTEBOOK given): give the setting as a training flag ({_flag(name)} {value}) or in --config's file")
+    if "name" in train:
+        raise ConfigError("--name does not apply to a sweep: each trial is a run the sweep names; name the sweep with "
+                          "--sweep-name")
+    if args.notebook is not None and train:
+        raise ConfigError(f"{_flag(train[0])} is a training flag, and this sweep runs the notebook {args.notebook}: set its "
+                          "parameters with -p NAME VALUE (or -f FILE)")
+
+def check_method_flags(args, method: str) -> None:
+    "Refuse the option flags the sweep's method does not use (pbt's for a search, a search's for pbt)."
+    if bad := [k for k in (SEARCH_ONLY if method == "pbt" else PBT_ONLY) if getattr(args, k, None) is not None]:
+        raise ConfigError(f"{_flag(bad[0])} " + ("is an option of a search, and pbt does not use it: pbt trains "
+                                                   "--population members for --rounds rounds" if method == "pbt" else
+                                                   f"is an option of pbt, and this sweep's method is {method}: give "
+                                                   "--method pbt, or leave it out"))

@@ -84,7 +84,11 @@ def evaluate_policy(policy, env_spec: str, episodes: int = 100, greedy: bool = T
     env reports of its episodes in its infos (`env_stats`: Plan-Path's success and path ratio, say), if it does.
     `gather`: for an evaluation shared between processes, maps what this one played to what each one played
     (`torch.distributed.all_gather_object`); the result is then over all their episodes. `act`: as `play_episodes`'."""
-    if episodes < 1: raise ConfigError(f"episodes must be at least 1, got {episodes}")
+    if not (callable(getattr(policy, "act", None)) and hasattr(policy, "initial_state")):
+        raise ConfigError("evaluate_policy plays a policy (what make_policy or load_policy returns), got "
+                          f"{type(policy).__name__}")
+    if isinstance(episodes, bool) or not isinstance(episodes, int) or episodes < 1:
+        raise ConfigError(f"episodes must be at least 1 (a whole number), got {episodes!r}")
     if num_envs is None:   # up to 16 agents, whole envs of them
         group = agents_per_env(env_spec)
         num_envs = -(-min(episodes, 16) // group) * group

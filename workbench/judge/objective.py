@@ -4,6 +4,7 @@
 
 # %% ../../nbs/04e_judge.objective.ipynb #c9132418
 from __future__ import annotations
+import math, numbers
 from typing import Optional
 
 from .responses import JudgeError, Score
@@ -21,9 +22,15 @@ class Objective:
     "Criteria of a `Score` -> one reward, with optional safety gate and normalisation."
     def __init__(self, weights: Optional[dict] = None, safety_gate: Optional[float] = 0.5, gated_reward: float = 0.0,
                  normalize: bool = False):
+        if weights is not None and not isinstance(weights, dict):
+            raise JudgeError(f"objective weights are a dict of criterion -> weight (e.g. {{'satisfaction': 1.0}}), got "
+                             f"{type(weights).__name__}")
         self.weights = dict(DEFAULT_WEIGHTS if weights is None else weights)
         unknown = set(self.weights) - set(ALIASES)
         if unknown: raise JudgeError(f"unknown objective criteria {sorted(unknown)} (known: {', '.join(ALIASES)})")
+        if bad := {k: w for k, w in self.weights.items()
+                   if isinstance(w, bool) or not isinstance(w, numbers.Real) or not math.isfinite(w)}:
+            raise JudgeError(f"objective weights must be finite numbers, got {bad}")
         if any(w < 0 for w in self.weights.values()) or not sum(self.weights.values()):
             raise JudgeError("objective weights must be >= 0 and not all 0")
         self.safety_gate, self.gated_reward, self.normalize = safety_gate, gated_reward, normalize

@@ -59,6 +59,11 @@ def samples_of(policy: TokenPolicy, prompts: Sequence[str], enc: list, rows: lis
     return out
 
 # %% ../../nbs/02g_policy.decode.ipynb #7b273619
+def _token_policy(policy, what: str) -> None:
+    "Refuse anything but a `TokenPolicy` (a decoder decodes a token policy's model), naming what was given."
+    if not isinstance(policy, TokenPolicy):
+        raise PolicyError(f"{what} decodes a TokenPolicy (TokenPolicy.tiny or TokenPolicy.load), got {type(policy).__name__}")
+
 def _stop_every(policy: TokenPolicy, start: int, stops: Sequence[str], every: int):
     "A stopping criterion of transformers' generation: every `every` tokens, the rows whose text holds a stop are done."
     from transformers import StoppingCriteria
@@ -86,6 +91,9 @@ class CompiledDecoder:
     (`compile`: default on CUDA only); prompts bucketed by length, stops checked every `STOP_EVERY` tokens."""
     name = "compiled"
     def __init__(self, policy: TokenPolicy, compile=None, every: int = STOP_EVERY):
+        _token_policy(policy, "CompiledDecoder")
+        if isinstance(every, bool) or not isinstance(every, int) or every < 1:
+            raise PolicyError(f"every (tokens between stop checks) must be a whole number of at least 1, got {every!r}")
         self.policy, self.every = policy, every
         self.compile = policy.device.type == "cuda" if compile is None else bool(compile)
 
@@ -156,5 +164,6 @@ class VLLMDecoder:
 def make_decoder(name: str, policy: TokenPolicy):
     "The decoder `name` names for `policy` (None: the loop in `TokenPolicy.generate`); auto: compiled on a GPU, else the loop."
     if name not in GENERATORS: raise ConfigError(f"unknown generator {name!r}: choose one of {', '.join(GENERATORS)}")
+    _token_policy(policy, f"generator {name}")
     if name == "auto": name = "compiled" if policy.device.type == "cuda" else "loop"
     return None if name == "loop" else CompiledDecoder(policy) if name == "compiled" else VLLMDecoder(policy)

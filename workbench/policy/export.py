@@ -47,10 +47,19 @@ def state_names(policy) -> list[str]:
     if s is None: return []
     return {2: ["h", "c"], 3: ["keys", "values", "valid"]}[len(s)]   # agents along dim 1 of each
 
+def _export_args(policy, path, fn: str) -> Path:
+    "`path` as a Path if `policy` is a policy module and `path` names a file; else an `ExportError` naming the argument."
+    if not isinstance(policy, nn.Module):
+        raise ExportError(f"{fn} takes a policy (what make_policy or load_policy returns), got {type(policy).__name__}")
+    if not isinstance(path, (str, os.PathLike)) or not str(path).strip():
+        raise ExportError(f"{fn} takes the path of an .onnx file, got {path!r}")
+    if Path(path).is_dir(): raise ExportError(f"{fn}: {path} is a folder: give the path of an .onnx file")
+    return Path(path)
+
 def export_onnx(policy, path: Union[str, Path], opset: int = 17) -> Path:
     "Write the greedy path of `policy` to `path` as ONNX (atomically); returns the path."
+    path = _export_args(policy, path, "export_onnx")
     if hasattr(policy, "route"): raise WorkbenchError("export takes one policy; this checkpoint holds one per role")
-    path = Path(path)
     policy = policy.cpu().eval()
     module = GreedyPolicy(policy).eval()
     obs = torch.zeros(2, *policy.obs_space.shape)
@@ -60,7 +69,8 @@ def export_onnx(policy, path: Union[str, Path], opset: int = 17) -> Path:
     inputs, outputs = ["obs", *names], ["action", "action_params", *[n + "_out" for n in names]]
     axes = {"obs": {0: "batch"}, "action": {0: "batch"}, "action_params": {0: "batch"},
             **{n: {1: "batch"} for n in names}, **{n + "_out": {1: "batch"} for n in names}}
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try: path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e: raise ExportError(f"cannot make the folder {str(path.parent)!r} for {path}: {e.strerror or e}") from None
     tmp = path.with_name(f".{path.name}.part")
     try:
         # Traced with gradients on: in eval mode under no_grad, torch's transformer layers take a fused
@@ -82,8 +92,15 @@ def check_onnx(policy, path: Union[str, Path], batch: int = 64, steps: int = 8, 
     "Max abs difference between onnxruntime and torch for each output, over `steps` steps of random observations."
     try: import onnxruntime as ort
     except ImportError: raise ExportError("checking an ONNX export needs onnxruntime (pip install onnxruntime)") from None
+    path = _export_args(policy, path, "check_onnx")
+    for k, v in (("batch", batch), ("steps", steps)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise ExportError(f"{k} must be a whole number of at least 1, got {v!r}")
+    if not path.is_file(): raise ExportError(f"no ONNX model at {path}: write one with export_onnx first")
     policy = policy.cpu().eval()
-    sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    try: sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    except Exception as e:   # onnxruntime's own error types, for a file that is not an ONNX model
+        raise ExportError(f"onnxruntime cannot load {path}: {str(e).splitlines()[0][:200]}") from None
     module = GreedyPolicy(policy).eval()
     names = state_names(policy)
     gen = torch.Generator().manual_seed(seed)

@@ -250,7 +250,9 @@ POLICIES = {"mlp": MLPPolicy, "lstm": LSTMPolicy, "transformer": TransformerPoli
 def make_policy(obs_space, action_space, cfg: Optional[PolicyConfig] = None, roles: Optional[list] = None):
     """Build the policy `cfg.policy` for these spaces; for an env whose agents play `roles` (its `agent_names`), one
     policy a policy id of `cfg.policy_map` (`RolePolicies`) unless all roles map to one."""
-    cfg = cfg or PolicyConfig()
+    cfg = PolicyConfig() if cfg is None else cfg
+    if not isinstance(cfg, PolicyConfig):
+        raise ConfigError(f"make_policy takes a PolicyConfig (e.g. PolicyConfig(policy='lstm')), got {type(cfg).__name__}")
     if cfg.policy not in POLICIES: raise ConfigError(f"policy must be one of {', '.join(POLICIES)}, got {cfg.policy!r}")
     mapping = role_map(cfg.policy_map, roles or ["agent"])
     if len(set(mapping.values())) > 1:

@@ -158,10 +158,13 @@ class TokenPolicy:
         "Save model and tokenizer as a folder `load` reads back (written beside it, then renamed into place)."
         folder = Path(folder); folder.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}-", dir=folder.parent))
-        model = self.model.merge_and_unload() if hasattr(self.model, "merge_and_unload") else self.model
-        model.save_pretrained(tmp); self.tokenizer.save_pretrained(tmp)
-        if folder.exists(): shutil.rmtree(folder)
-        tmp.rename(folder)
+        try:
+            model = self.model.merge_and_unload() if hasattr(self.model, "merge_and_unload") else self.model
+            model.save_pretrained(tmp); self.tokenizer.save_pretrained(tmp)
+            if folder.exists(): shutil.rmtree(folder)
+            tmp.rename(folder)
+        except BaseException:   # a full disk, an interrupt: no half-written folder is left beside it
+            shutil.rmtree(tmp, ignore_errors=True); raise
         return folder
 
     @property

@@ -4,9 +4,11 @@
 
 # %% ../../nbs/03a_runs.events.ipynb #cd73cf8d
 from __future__ import annotations
-import queue, signal, threading, time, warnings
+import math, queue, signal, threading, time, warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
+
+from ..core import ConfigError
 
 # %% auto #0
 __all__ = ['FINAL_STATUSES', 'Kind', 'Metric', 'Event', 'EventBus', 'Control', 'Controls', 'install_signal_handlers']
@@ -121,7 +123,12 @@ class Controls:
     def resume(self, source: str = "code"): self._put("resume", source)
     def stop(self, source: str = "code"): self._put("stop", source)
     def checkpoint(self, source: str = "code"): self._put("checkpoint", source)
-    def set(self, source: str = "code", **hparams): self._put("set", source, **hparams)
+    def set(self, source: str = "code", **hparams):
+        "New values of live settings: numbers (None where a setting allows it), refused here if not finite."
+        for k, v in hparams.items():
+            if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v)):
+                raise ConfigError(f"live setting {k} must be a finite number, got {v!r}")
+        self._put("set", source, **hparams)
 
     def pending(self) -> list[Control]:
         "Take every queued control, without waiting."

@@ -78,6 +78,10 @@ class RunStore:
     "The run store: one SQLite file (WAL) under the runs folder."
     FILENAME = "workbench.db"
     def __init__(self, runs_dir: Union[str, Path] = "runs", busy_timeout_s: float = 60.0):
+        if not isinstance(runs_dir, (str, os.PathLike)) or not str(runs_dir).strip():   # ('' would be this folder)
+            raise ConfigError(f"the runs folder must be a path (e.g. 'runs'), got {runs_dir!r}")
+        if isinstance(busy_timeout_s, bool) or not isinstance(busy_timeout_s, (int, float)) or not 0 < busy_timeout_s < math.inf:
+            raise ConfigError(f"busy_timeout_s must be a positive number of seconds, got {busy_timeout_s!r}")
         self.runs_dir = Path(runs_dir)
         self.path = self.runs_dir / self.FILENAME
         self.busy_timeout_s = busy_timeout_s

@@ -5,10 +5,10 @@
 # %% ../../nbs/04m_tasks.code.ipynb #5e8d0025
 from __future__ import annotations
 from ..core import WorkbenchError  # first: quiets dependency notices
-import ast, gzip, hashlib, json, random, re
+import ast, gzip, hashlib, json, os, random, re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator, Optional
+from typing import Callable, Iterator, Optional, Sequence
 
 # %% auto #0
 __all__ = ['FENCED', 'OPS', 'OP', 'LEVELS', 'SPLITS', 'ARG', 'TaskError', 'CodeTask', 'Op', 'assert_test', 'make_task',
@@ -223,29 +223,52 @@ def humaneval_tasks() -> list:
                      [f"{r['test']}\ncheck({r['entry_point']})\n"], r["canonical_solution"]) for r in rows]
 
 # %% ../../nbs/04m_tasks.code.ipynb #7689fc61
-def load_tasks(path) -> list:
+def _task_of(line: str, where: str, path: Path, i: int) -> CodeTask:
+    "The task of one line of a task file; a line that is not one is a `TaskError` naming `where`."
+    try: row = json.loads(line)
+    except json.JSONDecodeError as e: raise TaskError(f"{where}: not JSON ({e.msg})") from None
+    if not isinstance(row, dict): raise TaskError(f"{where}: expected an object, got {type(row).__name__}")
+    for key, kind in (("prompt", str), ("entry", str), ("tests", list)):
+        if not isinstance(row.get(key), kind) or not row[key]:
+            raise TaskError(f"{where}: {key!r} must be a non-empty {kind.__name__}")
+    if not all(isinstance(t, str) and t.strip() for t in row["tests"]):
+        raise TaskError(f"{where}: every test must be a non-empty string of Python")
+    unknown = set(row) - {"id", "prompt", "entry", "tests", "reference", "level", "source", "meta"}   # (to_dict's)
+    if unknown: raise TaskError(f"{where}: unknown field(s) {', '.join(sorted(unknown))}")
+    return CodeTask(str(row.get("id", f"{path.stem}-{i}")), "file", str(row.get("level", "file")), row["prompt"],
+                    row["entry"], [explain(t) for t in row["tests"]], str(row.get("reference", "")),
+                    row.get("meta") if isinstance(row.get("meta"), dict) else {})
+
+def load_tasks(path, n: Optional[int] = None, ids: Optional[Sequence[str]] = None) -> list:
     """Tasks from a JSON-lines file, one object a line with `prompt`, `entry` and `tests` (a list of snippets), and
-    optionally `id`, `reference`, `level` and `meta` (what `CodeTask.to_dict` writes reads back). A line that is not
-    such an object is refused, naming the line."""
-    path = Path(path)
-    try: lines = path.read_text().splitlines()
+    optionally `id`, `reference`, `level` and `meta` (what `CodeTask.to_dict` writes reads back), read only as far as
+    needed: the first `n` tasks (None: all), or the tasks of `ids` (in that order, the first `n`; an id the file does
+    not hold is an error). A line that is not such an object is refused, naming the line."""
+    if not isinstance(path, (str, os.PathLike)) or not str(path).strip():
+        raise TaskError(f"a task file is a path (a JSON-lines file), got {path!r}")
+    if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
+        raise TaskError(f"n (the tasks to read) must be a whole number of at least 1, got {n!r}")
+    if ids is not None and (isinstance(ids, str) or not all(isinstance(i, str) and i for i in ids) or not ids):
+        raise TaskError(f"ids must be a list of task ids (non-empty strings), got {ids!r}")
+    path, wanted, tasks, read = Path(path), None if ids is None else dict.fromkeys(ids), [], 0
+    try:
+        with open(path, encoding="utf-8") as f:
+            for i, line in enumerate(f, 1):
+                if not line.strip(): continue
+                task, read = _task_of(line, f"task file {path}, line {i}", path, i), read + 1
+                if wanted is not None:
+                    if task.id not in wanted or wanted[task.id] is not None: continue   # (the first of an id)
+                    wanted[task.id] = task
+                    if all(t is not None for t in wanted.values()): break
+                else:
+                    tasks.append(task)
+                    if n is not None and len(tasks) >= n: break
     except (OSError, UnicodeDecodeError) as e: raise TaskError(f"cannot read the task file {path}: {e}") from None
-    tasks = []
-    for i, line in enumerate(lines, 1):
-        if not line.strip(): continue
-        where = f"task file {path}, line {i}"
-        try: row = json.loads(line)
-        except json.JSONDecodeError as e: raise TaskError(f"{where}: not JSON ({e.msg})") from None
-        if not isinstance(row, dict): raise TaskError(f"{where}: expected an object, got {type(row).__name__}")
-        for key, kind in (("prompt", str), ("entry", str), ("tests", list)):
-            if not isinstance(row.get(key), kind) or not row[key]:
-                raise TaskError(f"{where}: {key!r} must be a non-empty {kind.__name__}")
-        if not all(isinstance(t, str) and t.strip() for t in row["tests"]):
-            raise TaskError(f"{where}: every test must be a non-empty string of Python")
-        unknown = set(row) - {"id", "prompt", "entry", "tests", "reference", "level", "source", "meta"}   # (to_dict's)
-        if unknown: raise TaskError(f"{where}: unknown field(s) {', '.join(sorted(unknown))}")
-        tasks.append(CodeTask(str(row.get("id", f"{path.stem}-{i}")), "file", str(row.get("level", "file")), row["prompt"],
-                              row["entry"], [explain(t) for t in row["tests"]], str(row.get("reference", "")),
-                              row.get("meta") if isinstance(row.get("meta"), dict) else {}))
+    if wanted is not None:
+        if missing := [k for k, t in wanted.items() if t is None]:
+            raise TaskError(f"task file {path} has no task {', '.join(map(repr, missing[:5]))}"
+                            f"{f' (and {len(missing) - 5} more)' if len(missing) > 5 else ''}: {len(missing)} of the "
+                            f"{len(wanted)} ids named are not among its {read:,} tasks")
+        tasks = list(wanted.values())[:n]
     if not tasks: raise TaskError(f"task file {path} holds no tasks")
     return tasks

@@ -37,6 +37,7 @@ class CodeEnvConfig:
     turns: int = 1                   # attempts a task; after a failed one the next prompt carries its feedback
     examples: int = 0                # generated tasks: input/output examples shown in the prompt
     path: str = ""                   # source=file: a JSON-lines task file
+    ids: str = ""                    # source=file: only the tasks of these ids, comma-separated (empty: every task)
     judges: str = "exec,static"      # judges of each attempt, combined by the objective
     reward: str = "pass"             # pass: 1 if every test passed and the safety gate held, else 0; objective: the judges'
     seed: int = 0
@@ -49,6 +50,8 @@ class CodeEnvConfig:
         if self.reward not in REWARDS: raise TaskError(f"unknown reward {self.reward!r}: choose one of {', '.join(REWARDS)}")
         if self.examples < 0: raise TaskError(f"examples must be 0 or more, got {self.examples}")
         if self.source == "file" and not self.path: raise TaskError("source=file needs path=<a JSON-lines task file>")
+        if self.ids and self.source != "file":
+            raise TaskError(f"ids names tasks of a task file (source=file), not of source={self.source}")
         names = self.judge_names
         unknown = [j for j in names if j not in JUDGES]
         if unknown or not names:
@@ -57,6 +60,8 @@ class CodeEnvConfig:
 
     @property
     def judge_names(self) -> list: return [j.strip() for j in self.judges.split(",") if j.strip()]
+    @property
+    def id_list(self) -> Optional[list]: return [i.strip() for i in self.ids.split(",") if i.strip()] or None
 
     @classmethod
     def from_spec(cls, spec) -> "CodeEnvConfig":
@@ -67,7 +72,7 @@ class CodeEnvConfig:
         unknown = set(opts) - {f.name for f in fields(cls)}
         if unknown: raise TaskError(f"unknown code env option(s) {', '.join(sorted(unknown))} in {spec!r}")
         text = lambda v: ",".join(map(str, v)) if isinstance(v, tuple) else str(v)   # `judges=exec,static` parses as a list
-        opts = {k: text(v) if k in ("path", "judges", "source", "level", "reward") else v for k, v in opts.items()}
+        opts = {k: text(v) if k in ("path", "ids", "judges", "source", "level", "reward") else v for k, v in opts.items()}
         return cls(**opts)
 
 # %% ../../nbs/04n_tasks.env.ipynb #04fe9226
@@ -111,14 +116,20 @@ class CodeEnv:
     task with up to `turns` attempts: `reset(tasks)` gives the first prompts, `step(completions)` scores the live
     episodes' attempts and gives the next prompts (None for an episode that ended: passed, or out of turns)."""
     def __init__(self, config: Optional[CodeEnvConfig] = None, objective: Optional[Objective] = None,
-                 limits: Optional[Limits] = None, parallel: int = 2):
+                 limits: Optional[Limits] = None, parallel: int = 2, fixed: Optional[Sequence[CodeTask]] = None):
+        "`fixed`: a fixed source's tasks when the caller has read them already (an evaluation's first n: `load_tasks`)."
+        if config is not None and not isinstance(config, CodeEnvConfig):
+            raise TaskError(f"a code env's config is a CodeEnvConfig (or CodeEnvConfig.from_spec('code?...')), got "
+                            f"{type(config).__name__}")
         self.config = config if config is not None else CodeEnvConfig()
+        if fixed is not None and self.config.source == "gen":
+            raise TaskError("fixed tasks are for a fixed task source (file, benchmark, humaneval), not generated ones")
         self.objective = objective if objective is not None else Objective(CODE_OBJECTIVE)
         makers = {"exec": lambda: BatchExecutionJudge(limits, parallel), "static": StaticJudge, "embedding": EmbeddingJudge,
                   "llm": LLMJudge}
         self.judges = {name: makers[name]() for name in self.config.judge_names}
         self.level = self.config.level
-        self._fixed = None if self.config.source == "gen" else self._load_fixed()
+        self._fixed = None if self.config.source == "gen" else list(fixed) if fixed is not None else self._load_fixed()
         self._drawn, self._streams = {}, {}
         self._tasks, self._prompts, self._turn, self._live = [], [], [], []
         self.timeouts = 0   # executions stopped at the sandbox's wall-clock limit, so far
@@ -126,7 +137,7 @@ class CodeEnv:
     def _load_fixed(self) -> list:
         src = self.config.source
         return (benchmark_tasks() if src == "benchmark" else humaneval_tasks() if src == "humaneval"
-                else load_tasks(self.config.path))
+                else load_tasks(self.config.path, ids=self.config.id_list))
 
     def sample(self, n: int, level: Optional[str] = None) -> list:
         """`n` training tasks: generated ones at `level` (default: the current one; an endless seeded stream a level,

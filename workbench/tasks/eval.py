@@ -58,7 +58,7 @@ def _pass_summary(passed: list, n: int, ks: Sequence[int]) -> dict:
 def multi_turn(policy, env: CodeEnv, tasks_by_level: dict, turns: int, temperature: float = 0.8,
                max_new_tokens: int = 96) -> dict:
     "The share of tasks solved within `turns` attempts, each retry prompted with its failed attempt's feedback."
-    env = CodeEnv(dataclasses.replace(env.config, turns=turns), env.objective)
+    env = CodeEnv(dataclasses.replace(env.config, turns=turns), env.objective, fixed=env._fixed)   # (tasks read once)
     generate = lambda prompts: [s.text for s in policy.generate(prompts, max_new_tokens=max_new_tokens, temperature=temperature)]
     out, every = {"turns": turns}, []
     for level, tasks in tasks_by_level.items():

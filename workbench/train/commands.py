@@ -5,6 +5,7 @@
 # %% ../../nbs/05j_train.commands.ipynb #22cae370
 from __future__ import annotations
 from ..core import CheckpointError, ConfigError, WorkbenchError, load_config_file  # first: quiets dependency notices
+from ..core import check_new_folder, path_arg
 import argparse, dataclasses, json, math, os, sys
 from pathlib import Path
 from typing import Optional
@@ -58,7 +59,7 @@ def cmd_train(args) -> int:
     from workbench.train.checkpoint import find_checkpoint, load_checkpoint
     from workbench.train.runner import new_trainer, train_run
     state, run_dir, path = None, None, None   # 1. everything checked before anything is written
-    if args.resume:
+    if args.resume is not None and path_arg(args.resume, "--resume must be a checkpoint file or run folder", CheckpointError):
         path = find_checkpoint(args.resume); state = load_checkpoint(path)
         run_dir = path.parent.parent if path.parent.name == "checkpoints" else path.parent
     algo, tuned = pick_algorithm(args, state, path), {}
@@ -170,6 +171,7 @@ def cmd_eval(args) -> int:
     if not 0 <= args.seed < 2**31: raise WorkbenchError(f"--seed must be in [0, 2**31), got {args.seed}")
     if args.temperature is not None and not (math.isfinite(args.temperature) and args.temperature > 0):
         raise WorkbenchError(f"--temperature must be a positive number, got {args.temperature}")
+    path_arg(args.checkpoint, "the checkpoint must be a checkpoint file or run folder", CheckpointError)
     device = resolve_device(args.device)
     from workbench.train.checkpoint import find_checkpoint, load_checkpoint
     kind = load_checkpoint(path := find_checkpoint(args.checkpoint, args.pick)).get("kind") or "ppo"
@@ -275,7 +277,7 @@ def eval_lm(args, path) -> int:
     from workbench.env.spec import parse_spec
     from workbench.tasks.env import CodeEnv
     from workbench.tasks.eval import multi_turn, pass_at_k
-    from workbench.tasks.code import LEVELS, held_out
+    from workbench.tasks.code import LEVELS, held_out, load_tasks
     from workbench.train.checkpoint import load_checkpoint
     from workbench.train.lm import build_policy, prepare_model
     from workbench.train.lm_config import LMTrainConfig, task_env
@@ -301,7 +303,7 @@ def eval_lm(args, path) -> int:
     temperature = 0.8 if args.temperature is None else args.temperature
     import torch
     torch.manual_seed(args.seed)
-    env = CodeEnv(env_cfg)   # a missing or corrupt task file is one line, here
+    env = CodeEnv(env_cfg, fixed=load_tasks(env_cfg.path, n, env_cfg.id_list) if env_cfg.source == "file" else None)
     if fixed: tasks = {env_cfg.source: env.held_out(n=n)}
     else:   # every level, or the one --task names
         levels = [env_cfg.level] if args.task and "level" in given else LEVELS
@@ -363,17 +365,16 @@ HF_TOLERANCE = 1e-4   # the largest logit difference (fp32) between the run's mo
 def export_hf(checkpoint: str, out, prompts: int = 4) -> dict:
     """Write a code agent's model (checkpoint file or run folder) to `out` as a Hugging Face folder, LoRA merged; load it
     back and compare logits on `prompts` held-out prompts. Returns what was written and the largest difference."""
+    path_arg(checkpoint, "the checkpoint must be a checkpoint file or run folder", CheckpointError)   # all before the model
+    if isinstance(prompts, bool) or not isinstance(prompts, int) or not 1 <= prompts <= 100:
+        raise ConfigError(f"prompts (held-out prompts whose logits are compared) must be 1 to 100, got {prompts!r}")
+    out = check_new_folder(out, "--hf")   # a new folder, where one can be written
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from workbench.tasks.code import held_out
     from workbench.train.checkpoint import find_checkpoint, load_checkpoint
     from workbench.train.lm import build_policy
     from workbench.train.lm_config import LMTrainConfig, task_env
-    out = Path(out)
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise ConfigError(f"--hf {out}: it exists and is not an empty folder (an export never writes over one)")
-    if not out.resolve().parent.is_dir():
-        raise ConfigError(f"--hf {out}: its folder {str(out.parent)!r} does not exist (create it first)")
     state = load_checkpoint(path := find_checkpoint(checkpoint))
     if state.get("kind") != "lm":
         what = ("a team's checkpoint (a model a role)" if state.get("kind") == "team" else

@@ -21,7 +21,8 @@ from .config import RunConfig, Sections, live
 # %% auto #0
 __all__ = ['EXAMPLES_MAX', 'SHIPPED_SIZES', 'SIZE_KEYS', 'ALGOS', 'DEFAULT_LR', 'LM_SECTIONS', 'TINY_KEYS', 'LM_LIVE',
            'PROMPT_TOKENS', 'SAMPLE_BYTES', 'task_env', 'TaskConfig', 'ModelConfig', 'folder_sizes', 'OptimConfig',
-           'GRPOConfig', 'check_token_config', 'check_context', 'LMTrainConfig', 'token_memory', 'check_token_memory']
+           'GRPOConfig', 'check_token_config', 'check_unused', 'check_context', 'LMTrainConfig', 'token_memory',
+           'check_token_memory']
 
 # %% ../../nbs/05e_train.lm_config.ipynb #07bdf298
 EXAMPLES_MAX = 6   # a generated task has six tests (`make_task`): a prompt can show each of them as an example
@@ -276,6 +277,13 @@ def check_token_config(cfg) -> None:
             raise ConfigError("generator vllm needs vLLM: pip install 'workbench[vllm]' (CUDA only), or --generator compiled")
         if cfg.run.device == "cpu": raise ConfigError("generator vllm runs on a GPU only: give --device cuda")
     if not m.init: check_context(cfg)   # with init, once the model's settings are that run's (`start_from`)
+
+def check_unused(cfg, unused: tuple, what: str) -> None:
+    "Refuse a setting of `unused` given to `cfg` (a `Sections` config) other than its default: `what` never reads it."
+    flat = cfg.flat()
+    default = {**{f.name: f.default for c in cfg.SECTIONS.values() for f in dataclasses.fields(c)}, **cfg.DEFAULTS}
+    if k := next((k for k in unused if flat[k] != default[k]), None):
+        raise ConfigError(f"{k} is not a setting of {what}: leave --{k.replace('_', '-')} out")
 
 def check_context(cfg) -> None:
     "Refuse completions (and a team's grids) that leave the prompt no room in the model's context."

@@ -21,8 +21,8 @@ from .grpo import GRPOTrainer
 from .team import TeamTrainConfig, TeamTrainer
 
 # %% auto #0
-__all__ = ['ALGORITHMS', 'Algorithm', 'algorithm_of', 'default_run_name', 'run_labels', 'new_trainer', 'open_run', 'finish_run',
-           'record_run', 'fit_run', 'train_run']
+__all__ = ['ALGORITHMS', 'Algorithm', 'algorithm_of', 'check_config', 'default_run_name', 'run_labels', 'new_trainer', 'open_run',
+           'finish_run', 'record_run', 'fit_run', 'train_run']
 
 # %% ../../nbs/05i_train.runner.ipynb #5bc010fe
 @dataclass(frozen=True)
@@ -58,8 +58,16 @@ def algorithm_of(cfg) -> Algorithm:
         fit = lambda a: (len(cfg.keys() & a.config.SECTIONS.keys()) - len(cfg.keys() - a.config.SECTIONS.keys()),
                          a.name.endswith(str(optim.get("algo"))))
         return max(ALGORITHMS.values(), key=fit)
+    check_config(cfg)
     algo = getattr(getattr(cfg, "optim", None), "algo", None)
     return next(a for a in ALGORITHMS.values() if type(cfg) is a.config and (algo is None or a.name.endswith(algo)))
+
+def check_config(cfg, what: str = "a run's config") -> None:
+    "Refuse anything but a config of a registered algorithm (a dict of settings is named the way to make one)."
+    if not any(type(cfg) is a.config for a in ALGORITHMS.values()):
+        kinds = list(dict.fromkeys(a.config.__name__ for a in ALGORITHMS.values()))
+        hint = f" (from a dict of settings: {kinds[0]}.from_dict(settings))" if isinstance(cfg, dict) else ""
+        raise ConfigError(f"{what} must be a {', '.join(kinds[:-1])} or {kinds[-1]}, got {type(cfg).__name__}{hint}")
 
 # %% ../../nbs/05i_train.runner.ipynb #b1b64861
 def default_run_name(cfg) -> str:
@@ -74,8 +82,9 @@ def new_trainer(cfg, resume: Optional[dict] = None, run_dir: Optional[Union[str,
     """A trainer for a new run of `cfg` (its algorithm's, `algorithm_of`) in `runs_dir/<new id>`, or, given a
     checkpoint's state `resume`, for the run it came from (in `run_dir`, the folder that holds its checkpoints).
     Builds the env: a bad spec fails here."""
+    check_config(cfg)
     if resume is None: run_dir = run_dir or Path(cfg.run.runs_dir) / new_run_id(cfg.run.name or default_run_name(cfg))
-    elif run_dir is None: raise ValueError("resuming needs the run's folder")
+    elif run_dir is None: raise ConfigError("resuming needs the run's folder (run_dir)")
     return algorithm_of(cfg).trainer(cfg, run_dir, resume=resume)
 
 # %% ../../nbs/05i_train.runner.ipynb #0c3243d4

@@ -21,15 +21,15 @@ from ..policy import role_map
 from ..runs.events import Controls, EventBus, Kind
 from .checkpoint import CheckpointManager, rng_state, set_rng_state
 from .config import RunConfig, Sections
-from .lm_config import GRPOConfig, ModelConfig, OptimConfig, check_token_config
+from .lm_config import GRPOConfig, ModelConfig, OptimConfig, check_token_config, check_unused
 from .lm import (note_spread, build_policy, completion_nll, grpo_terms, load_weights, model_state, optimise,
     reference_logprobs, set_lr, token_frame, token_summary, warmup_cosine)
 from .loop import Trainer
 from .loss import group_advantages
 
 # %% auto #0
-__all__ = ['GROUPINGS', 'TEAM_SECTIONS', 'TEAM_DEFAULTS', 'group_key', 'TeamConfig', 'TeamTrainConfig', 'play_team',
-           'evaluate_team', 'play_tree', 'TeamTrainer', 'team_samples']
+__all__ = ['GROUPINGS', 'TEAM_SECTIONS', 'TEAM_DEFAULTS', 'ROUNDS_MAX', 'TEAM_UNUSED', 'group_key', 'TeamConfig',
+           'TeamTrainConfig', 'play_team', 'evaluate_team', 'play_tree', 'TeamTrainer', 'team_samples']
 
 # %% ../../nbs/05h_train.team.ipynb #1e786905
 GROUPINGS = ("none", "agent", "turn", "both")
@@ -74,6 +74,7 @@ class TeamConfig:
         if self.task == "code" and self.path_reward != "success":
             raise ConfigError("path_reward is for path tasks: a code team is paid by the tests its programs pass")
         self.face.env(self.role_names, self.alpha, self.rounds)   # one line for a bad team
+        if self.rounds > ROUNDS_MAX: raise ConfigError(f"rounds must be 1 to {ROUNDS_MAX}, got {self.rounds:,}")
         role_map(self.policy_map, list(self.role_names))
         default = {f.name: f.default for f in dataclasses.fields(self)}   # a setting of the other task: refused, not ignored
         if self.task == "code" and (k := next((k for k in ("size", "walls") if getattr(self, k) != default[k]), None)):
@@ -93,6 +94,11 @@ class TeamConfig:
 TEAM_SECTIONS = {"team": TeamConfig, "model": ModelConfig, "optim": OptimConfig, "grpo": GRPOConfig, "run": RunConfig}
 
 TEAM_DEFAULTS = {"corpus_tasks": 500, "max_new_tokens": 24, "curriculum": False}   # answers are one short line
+ROUNDS_MAX = 100   # rounds an episode at most (as `workbench eval --turns`: attempts a task)
+TEAM_UNUSED = {"grpo": ("top_p", "generator", "gen_batch", "judge_overlap", "judge_workers", "micro_batch", "curriculum",
+                        "promote_at", "demote_at", "review", "window")}   # settings a team's algorithm never reads
+TEAM_UNUSED["sft"] = TEAM_UNUSED["grpo"] + ("group_size", "beta", "epsilon", "epsilon_high", "loss_type", "scale_rewards",
+                                            "temperature", "mask_truncated", "alpha", "grouping", "sampling", "path_reward")
 
 def _section(kind):
     "A section with `TEAM_DEFAULTS`'s values for its keys."
@@ -114,6 +120,8 @@ class TeamTrainConfig(Sections):
         "Refuse what a team run does not do yet, rather than ignore it."
         g = self.grpo
         if g.epochs != 1 or g.filter_groups: raise ConfigError("team runs take one GRPO epoch a step, without filter_groups")
+        why = "SFT learns from demonstrations" if self.optim.algo == "sft" else "GRPO samples in its own loop, no curriculum"
+        check_unused(self, TEAM_UNUSED[self.optim.algo], f"team {self.optim.algo} runs ({why})")
         if self.team.task == "code" and g.max_new_tokens < 48:
             raise ConfigError(f"a code team writes programs: max_new_tokens must be at least 48, got {g.max_new_tokens}")
         check_token_config(self)   # and the context: room for a prompt, a grid that fits
