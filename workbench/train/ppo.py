@@ -357,7 +357,8 @@ def evaluate(self: PPOTrainer, episodes: Optional[int] = None, confirming: bool 
     """Greedy evaluation of the current policy on fresh episodes (CPU processes of one host play a share each);
     `confirming`: other episodes than the update's evaluation, neither kept as `last_eval` nor emitted (see `confirm`)."""
     t0, n = time.perf_counter(), episodes or self.cfg.run.eval_episodes
-    shared = self.sync is not None and n >= self.sync.world
+    shared = self.sync is not None and n >= self.sync.world   # a confirmation is shared where its evaluation was:
+    shared = shared and (not confirming or self.cfg.run.eval_episodes >= self.sync.world)   # (fewer: the main one plays)
     rank, world = (self.rank, self.sync.world) if shared else (0, 1)
     seed = self.cfg.run.seed + 1_000_003 + self.update_count + 7919 * rank + 500_000_000 * confirming
     result = evaluate_policy(self.policy, self.cfg.env.env, n // world + (rank < n % world), greedy=True, seed=seed,
