@@ -672,7 +672,8 @@ API_NAMES = {  # what the misuse table calls: name -> its module
     "run_job": "workbench.jobs.notebook", "plan_batch": "workbench.jobs.batch", "check_ray_address": "workbench.jobs.schedule",
     "algorithm_of": "workbench.train.runner", "train_run": "workbench.train.runner", "new_trainer": "workbench.train.runner",
     "TrainingSession": "workbench.app.session", "MetricHistory": "workbench.app.session",
-    "export_hf": "workbench.train.commands",
+    "export_hf": "workbench.train.commands", "PPOTrainer": "workbench.train.ppo",
+    "find_checkpoint": "workbench.train.checkpoint", "load_checkpoint": "workbench.train.checkpoint",
 }  # fmt: skip
 
 
@@ -860,6 +861,9 @@ API_MISUSE = [
         "CheckpointError",
         "the checkpoint must be a checkpoint file or run folder, got None",
     ),
+    ("PPOTrainer('abc')", lambda a: a["PPOTrainer"]("abc"), "ConfigError", "PPOTrainer takes a TrainConfig"),
+    ("find_checkpoint(None)", lambda a: a["find_checkpoint"](None), "CheckpointError", "or of a run folder, got None"),
+    ("load_checkpoint('')", lambda a: a["load_checkpoint"](""), "CheckpointError", "the path of a .pt file, got ''"),
 ]
 
 

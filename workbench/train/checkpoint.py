@@ -4,7 +4,7 @@
 
 # %% ../../nbs/05b_train.checkpoint.ipynb #8577a045
 from __future__ import annotations
-from ..core import CheckpointError, atomic_write  # first: it quiets two dependency notices before torch loads
+from ..core import CheckpointError, atomic_write, path_arg  # first: it quiets two dependency notices before torch loads
 import pickle, random, zipfile
 from pathlib import Path
 from typing import Optional, Union
@@ -46,7 +46,7 @@ def save_checkpoint(state: dict, path: Union[str, Path]) -> Path:
 
 def load_checkpoint(path: Union[str, Path], map_location="cpu") -> dict:
     "Read a checkpoint, or raise `CheckpointError` saying why it cannot be used."
-    path = Path(path)
+    path = path_arg(path, "a checkpoint is the path of a .pt file", CheckpointError)
     if not path.exists(): raise CheckpointError(f"checkpoint not found: {path}")
     if path.is_dir(): raise CheckpointError(f"{path} is a folder, not a checkpoint file")
     try: state = torch.load(path, map_location=map_location, weights_only=True)
@@ -105,7 +105,7 @@ class CheckpointManager:
 def find_checkpoint(run_dir_or_checkpoint: Union[str, Path], pick: str = "last") -> Path:
     """A checkpoint file, or in a run folder its newest step checkpoint (`pick="last"`, what a resume continues from)
     or its best-scoring one (`pick="best"`, what evaluation wants); either falls back to the other."""
-    p = Path(run_dir_or_checkpoint)
+    p = path_arg(run_dir_or_checkpoint, "a checkpoint is the path of a .pt file or of a run folder", CheckpointError)
     if p.is_file(): return p
     if p.is_dir():
         folder = p / "checkpoints" if (p / "checkpoints").is_dir() else p

@@ -41,6 +41,9 @@ class PPOTrainer(Trainer):
     def __init__(self, cfg: TrainConfig, run_dir: Optional[Union[str, Path]] = None, bus: Optional[EventBus] = None,
                  controls: Optional[Controls] = None, resume: Optional[dict] = None, vecenv=None):
         from accelerate import Accelerator, AutocastKwargs
+        if not isinstance(cfg, TrainConfig):
+            raise ConfigError(f"PPOTrainer takes a TrainConfig (e.g. TrainConfig(env='gym:CartPole-v1')), "
+                              f"got {type(cfg).__name__}")
         self._init_frame(bus, controls)
         self.cfg, self.run_dir = cfg, Path(run_dir) if run_dir else None
         device = resolve_device(cfg.run.device)
