@@ -9,6 +9,7 @@ import ast, gzip, hashlib, json, os, random, re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator, Optional, Sequence
+from ..judge.processes import holds_no_code
 
 # %% auto #0
 __all__ = ['FENCED', 'OPS', 'OP', 'LEVELS', 'SPLITS', 'ARG', 'TaskError', 'CodeTask', 'Op', 'assert_test', 'make_task',
@@ -233,6 +234,8 @@ def _task_of(line: str, where: str, path: Path, i: int) -> CodeTask:
             raise TaskError(f"{where}: {key!r} must be a non-empty {kind.__name__}")
     if not all(isinstance(t, str) and t.strip() for t in row["tests"]):
         raise TaskError(f"{where}: every test must be a non-empty string of Python")
+    if any(holds_no_code(t) for t in row["tests"]):   # (only comments: it would pass every response)
+        raise TaskError(f"{where}: a test holds no statement (only comments): write what it asserts")
     unknown = set(row) - {"id", "prompt", "entry", "tests", "reference", "level", "source", "meta"}   # (to_dict's)
     if unknown: raise TaskError(f"{where}: unknown field(s) {', '.join(sorted(unknown))}")
     return CodeTask(str(row.get("id", f"{path.stem}-{i}")), "file", str(row.get("level", "file")), row["prompt"],
