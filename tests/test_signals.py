@@ -92,7 +92,10 @@ def test_a_batch_sweep_or_population_stops_its_running_work_on_a_signal(tmp_path
         "sweep": ["sweep", "nb.ipynb", "--config", "sweep.toml"],
         "pbt": ["sweep", "--config", "pbt.toml"],
     }[kind]
-    proc = start_workbench(*args, "--runs-dir", "runs", cwd=tmp_path)
+    # SIGINT as a terminal's foreground command has it: a shell's background job (`make test &`, nohup) starts its
+    # children with SIGINT ignored, and a Python started so never turns it into KeyboardInterrupt
+    default_sigint = lambda: signal.signal(signal.SIGINT, signal.SIG_DFL)
+    proc = start_workbench(*args, "--runs-dir", "runs", cwd=tmp_path, preexec_fn=default_sigint)
     try:
         if kind == "pbt":
             store = wait_for(lambda: (tmp_path / "runs/workbench.db").exists() and RunStore(tmp_path / "runs"))
