@@ -59,7 +59,8 @@ def cmd_train(args) -> int:
     from workbench.train.checkpoint import find_checkpoint, load_checkpoint
     from workbench.train.runner import new_trainer, train_run
     state, run_dir, path = None, None, None   # 1. everything checked before anything is written
-    if args.resume is not None and path_arg(args.resume, "--resume must be a checkpoint file or run folder", CheckpointError):
+    if args.resume is not None:   # (an empty --resume is refused, not taken for "no resume")
+        path_arg(args.resume, "--resume must be a checkpoint file or run folder", CheckpointError)
         path = find_checkpoint(args.resume); state = load_checkpoint(path)
         run_dir = path.parent.parent if path.parent.name == "checkpoints" else path.parent
     algo, tuned = pick_algorithm(args, state, path), {}

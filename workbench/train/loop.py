@@ -91,7 +91,6 @@ class Trainer:
         run, score = self.cfg.run, None
         if self._evaluates() and run.eval_every and update % run.eval_every == 0: score = self._scored()
         improved = self._contends(score)
-        if improved: self.best_score = score   # on every process: the next confirmation is shared alike
         if improved or (run.checkpoint_every and update % run.checkpoint_every == 0):
             self.save_checkpoint(score, reason="best" if improved else "scheduled")
 
@@ -112,7 +111,6 @@ class Trainer:
         run, score = self.cfg.run, None
         due = run.eval_every and not self._stop and (self.last_eval is None or update % run.eval_every)
         if self._evaluates() and due: score = self._scored()
-        if self._contends(score): self.best_score = score
         stopped = self._stop and not self.goal_met
         self.save_checkpoint(score, reason="stop" if stopped else "final")
         if getattr(self, "accelerator", None) is not None: self.accelerator.wait_for_everyone()
@@ -120,9 +118,8 @@ class Trainer:
 
     def save_checkpoint(self, score: Optional[float] = None, reason: str = "scheduled") -> Optional[Path]:
         "Write a checkpoint of the current state (main process only); emits a `checkpoint` event."
+        self._keep_best(score)   # on every process, before the state is taken
         if not (self.main and self.checkpoints): return None
-        kept = self.checkpoints.best_score
-        if score is not None and (kept is None or score >= kept): self.best_score = score   # before the state is taken
         path, best = self.checkpoints.save(self.state_dict(), self.global_step, score)
         self.bus.emit(Kind.CHECKPOINT, self.global_step, path=str(path), score=score, best=best, reason=reason,
                       best_path=str(self.checkpoints.best_path) if best else None)
@@ -143,6 +140,14 @@ class Trainer:
 def _contends(self: Trainer, score: Optional[float]) -> bool:
     "Whether `score` makes a new best: at least the best so far (a tie goes to the later checkpoint)."
     return score is not None and (self.best_score is None or score >= self.best_score)
+
+@patch
+def _keep_best(self: Trainer, score: Optional[float]) -> bool:
+    """Whether `score` makes a new best; if so it is `best_score` from now, on every process (the next confirmation
+    is shared alike) and before a checkpoint's state is taken."""
+    if not self._contends(score): return False
+    self.best_score = score
+    return True
 
 @patch
 def _scored(self: Trainer) -> float:
