@@ -4,50 +4,59 @@
 #define WB_PPO_C
 #include "common.h"
 
-/* A tile of C = A B (+ C when acc): RB rows by 16 CV columns, its sums in vector registers. A's element (i, k) is at
-   A[i * ar + k * ak]; B and C are row-major with row strides ldb and ldc. */
-typedef float v16 __attribute__((vector_size(64), aligned(4)));   /* 16 floats, loaded from any float address */
+/* A tile of C = A B (+ C when acc): RB rows by CV vectors of VW columns, its sums in vector registers. A's element
+   (i, k) is at A[i * ar + k * ak]; B and C are row-major with row strides ldb and ldc. VW is the target's vector width
+   in floats: a vector wider than the registers (gcc emulates it) spills, and ran the whole kernel 5-7x slower on an
+   AVX2 build (measured: a 512 x 64 x 64 product 80x). Each sum still adds its K products in order, at any VW. */
+#if defined(__AVX512F__)
+#define VW 16
+#elif defined(__AVX__)
+#define VW 8
+#else
+#define VW 4
+#endif
+typedef float vec __attribute__((vector_size(4 * VW), aligned(4)));   /* VW floats, loaded from any float address */
 #define TILE(RB, CV)                                                                                          \
 static inline void tile_##RB##_##CV(const float *restrict A, long ar, long ak, const float *restrict B, long ldb,  \
                                     float *restrict C, long ldc, long K, int acc) {                           \
-    v16 s[RB][CV];                                                                                            \
+    vec s[RB][CV];                                                                                            \
     for (int r = 0; r < RB; r++) for (int c = 0; c < CV; c++)                                                 \
-        s[r][c] = acc ? *(const v16 *)(C + r * ldc + 16 * c) : (v16){0};                                      \
+        s[r][c] = acc ? *(const vec *)(C + r * ldc + VW * c) : (vec){0};                                      \
     for (long k = 0; k < K; k++) {                                                                            \
-        v16 b[CV];                                                                                            \
-        for (int c = 0; c < CV; c++) b[c] = *(const v16 *)(B + k * ldb + 16 * c);                             \
+        vec b[CV];                                                                                            \
+        for (int c = 0; c < CV; c++) b[c] = *(const vec *)(B + k * ldb + VW * c);                             \
         for (int r = 0; r < RB; r++) {                                                                        \
             float a = A[r * ar + k * ak];                                                                     \
             for (int c = 0; c < CV; c++) s[r][c] += a * b[c];                                                 \
         }                                                                                                     \
     }                                                                                                         \
-    for (int r = 0; r < RB; r++) for (int c = 0; c < CV; c++) *(v16 *)(C + r * ldc + 16 * c) = s[r][c];      \
+    for (int r = 0; r < RB; r++) for (int c = 0; c < CV; c++) *(vec *)(C + r * ldc + VW * c) = s[r][c];      \
 }
 TILE(8, 2) TILE(8, 1) TILE(4, 1) TILE(1, 1)
 
-/* C (M, N) = A B (+ C when acc) as above. The last N % 16 columns go through the same tiles from a copy of B's
-   columns padded with zeros to 16 (pad: room for 16 K + 128 floats). */
+/* C (M, N) = A B (+ C when acc) as above. The last N % VW columns go through the same tiles from a copy of B's
+   columns padded with zeros to VW (pad: room for 16 K + 128 floats). */
 static void gemm(const float *A, long ar, long ak, const float *B, long ldb, float *C, long ldc,
                  long M, long K, long N, int acc, float *pad) {
-    long n16 = N / 16 * 16, i = 0, w = N - n16;
-    float *bp = pad, *cp = pad + 16 * K;
-    if (w) for (long k = 0; k < K; k++) for (long c = 0; c < 16; c++) bp[k * 16 + c] = c < w ? B[k * ldb + n16 + c] : 0.0f;
+    long nv = N / VW * VW, i = 0, w = N - nv;
+    float *bp = pad, *cp = pad + VW * K;
+    if (w) for (long k = 0; k < K; k++) for (long c = 0; c < VW; c++) bp[k * VW + c] = c < w ? B[k * ldb + nv + c] : 0.0f;
     for (; i < M;) {
         long rows = M - i >= 8 ? 8 : (M - i >= 4 ? 4 : 1);
         const float *a = A + i * ar; float *c = C + i * ldc; long n = 0;
         if (rows == 8) {
-            for (; n + 32 <= N; n += 32) tile_8_2(a, ar, ak, B + n, ldb, c + n, ldc, K, acc);
-            for (; n + 16 <= N; n += 16) tile_8_1(a, ar, ak, B + n, ldb, c + n, ldc, K, acc);
-            if (w) tile_8_1(a, ar, ak, bp, 16, cp, 16, K, 0);
+            for (; n + 2 * VW <= N; n += 2 * VW) tile_8_2(a, ar, ak, B + n, ldb, c + n, ldc, K, acc);
+            for (; n + VW <= N; n += VW) tile_8_1(a, ar, ak, B + n, ldb, c + n, ldc, K, acc);
+            if (w) tile_8_1(a, ar, ak, bp, VW, cp, VW, K, 0);
         } else if (rows == 4) {
-            for (; n + 16 <= N; n += 16) tile_4_1(a, ar, ak, B + n, ldb, c + n, ldc, K, acc);
-            if (w) tile_4_1(a, ar, ak, bp, 16, cp, 16, K, 0);
+            for (; n + VW <= N; n += VW) tile_4_1(a, ar, ak, B + n, ldb, c + n, ldc, K, acc);
+            if (w) tile_4_1(a, ar, ak, bp, VW, cp, VW, K, 0);
         } else {
-            for (; n + 16 <= N; n += 16) tile_1_1(a, ar, ak, B + n, ldb, c + n, ldc, K, acc);
-            if (w) tile_1_1(a, ar, ak, bp, 16, cp, 16, K, 0);
+            for (; n + VW <= N; n += VW) tile_1_1(a, ar, ak, B + n, ldb, c + n, ldc, K, acc);
+            if (w) tile_1_1(a, ar, ak, bp, VW, cp, VW, K, 0);
         }
         if (w) for (long r = 0; r < rows; r++) for (long j = 0; j < w; j++)
-            c[r * ldc + n16 + j] = (acc ? c[r * ldc + n16 + j] : 0.0f) + cp[r * 16 + j];
+            c[r * ldc + nv + j] = (acc ? c[r * ldc + nv + j] : 0.0f) + cp[r * VW + j];
         i += rows;
     }
 }
