@@ -99,8 +99,11 @@ def build_wheel(constraint: str) -> Path:
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--constraint", required=True)
+    ap.add_argument("--cached-only", action="store_true", help="install the wheel built before, else exit 3 at once")
     args = ap.parse_args()
     wheels = sorted(wheel_dir().glob(f"pufferlib-{VERSION}-*.whl"))
+    if args.cached_only and not wheels:
+        sys.exit(3)
     wheel = wheels[-1] if wheels else build_wheel(os.path.abspath(args.constraint))
     subprocess.run(
         [sys.executable, "-m", "pip", "install", "--quiet", "--constraint", args.constraint, str(wheel)], check=True

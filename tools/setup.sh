@@ -79,7 +79,7 @@ if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$want" ] && [ -x "$VENV/bin/workben
   exit 0
 fi
 
-say() { echo "[setup] $*" >&2; }
+say() { echo "[setup] $(date +%T) $*" >&2; }   # the time: what each step costs shows in a CI log
 [ -x "$VENV/bin/python" ] || { say "creating $VENV"; "$PYTHON" -m venv "$VENV"; }
 pip=("$VENV/bin/python" -m pip install --quiet --constraint "$CONSTRAINTS")
 
@@ -87,11 +87,17 @@ say "installing torch (CPU) and build tools"
 "${pip[@]}" torch==2.13.0 numpy==1.26.4 Cython wheel "setuptools>=64"
 
 if ! "$VENV/bin/python" -c 'import importlib.metadata as m, pufferlib, pufferlib.vector, sys; sys.exit(m.version("pufferlib") != "3.0.0")' 2>/dev/null; then
-  say "installing pufferlib 3.0.0 (plain pip install first)"
-  # No build isolation: an isolated build env would pull a multi-GB CUDA torch.
-  if ! "${pip[@]}" --no-build-isolation pufferlib==3.0.0 >/tmp/workbench-pufferlib-plain.log 2>&1; then
-    say "plain install failed ($(grep -m1 -oE "[A-Za-z]*Error: .{0,80}" /tmp/workbench-pufferlib-plain.log || echo "see /tmp/workbench-pufferlib-plain.log")); building from the PyPI sdist"
-    "$VENV/bin/python" tools/build_pufferlib.py --constraint "$CONSTRAINTS"
+  # A wheel this machine built before (for this torch) goes straight in: the plain install below spends ~20 s
+  # downloading the sdist and failing to reach GitHub where these machines cannot.
+  if "$VENV/bin/python" tools/build_pufferlib.py --constraint "$CONSTRAINTS" --cached-only 2>/dev/null; then
+    say "installed pufferlib 3.0.0 from the wheel built before (~/.cache/workbench/wheels)"
+  else
+    say "installing pufferlib 3.0.0 (plain pip install first)"
+    # No build isolation: an isolated build env would pull a multi-GB CUDA torch.
+    if ! "${pip[@]}" --no-build-isolation pufferlib==3.0.0 >/tmp/workbench-pufferlib-plain.log 2>&1; then
+      say "plain install failed ($(grep -m1 -oE "[A-Za-z]*Error: .{0,80}" /tmp/workbench-pufferlib-plain.log || echo "see /tmp/workbench-pufferlib-plain.log")); building from the PyPI sdist"
+      "$VENV/bin/python" tools/build_pufferlib.py --constraint "$CONSTRAINTS"
+    fi
   fi
 fi
 
