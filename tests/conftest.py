@@ -4,8 +4,11 @@ from urllib.parse import urlparse
 
 import psutil
 import pytest
+import torch
 
 ROOT = Path(__file__).resolve().parents[1]
+# torch's thread count in a new process, read before any test ran (`workbench_main` gives each call that)
+FRESH_THREADS = torch.get_num_threads()
 ARTIFACTS = Path(os.environ.get("WORKBENCH_TEST_ARTIFACTS", ROOT / "test-artifacts"))
 WORKBENCH = [str(Path(sys.executable).parent / "workbench")]
 # Small, fast runs: 2 envs x 16 steps per update.
@@ -31,6 +34,33 @@ def workbench(*args, timeout=300, **kw):
     return subprocess.run(
         [*WORKBENCH, *map(str, args)], capture_output=True, text=True, timeout=timeout, cwd=kw.pop("cwd", None), **kw
     )
+
+
+def workbench_main(*args, env=None, cwd=None):
+    """Run the workbench command in this process (`workbench.cli.main`, without a new interpreter's ~2-3 s of imports),
+    its exit code and output captured in a `CompletedProcess`, as `workbench` returns them; `env`: variables set for
+    the call; `cwd`: the folder it runs in. For a command whose process is not what the test is about. Torch's thread
+    count is a fresh process's during the call (training sets 1 and leaves it) and put back after."""
+    import io
+    from unittest import mock
+
+    from workbench.cli import main
+
+    argv, out, err = [str(a) for a in args], io.StringIO(), io.StringIO()
+    here, threads = os.getcwd(), torch.get_num_threads()
+    try:
+        torch.set_num_threads(FRESH_THREADS)
+        if cwd is not None:
+            os.chdir(cwd)
+        with mock.patch.dict(os.environ, env or {}), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = main(argv)
+            except SystemExit as e:  # argparse's refusals
+                code = e.code if isinstance(e.code, int) else 2
+    finally:
+        os.chdir(here)
+        torch.set_num_threads(threads)
+    return subprocess.CompletedProcess(["workbench", *argv], code, out.getvalue(), err.getvalue())
 
 
 def start_workbench(*args, **kw):

@@ -2,13 +2,12 @@
 Python) and one line naming the problem, no traceback, and nothing written. The commands run in-process (`main`), in a
 folder of their own that must stay as it was."""
 
-import contextlib, io, json, math, os
+import contextlib, json, math, os
 from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
-from workbench.cli import main
+from conftest import ROOT, workbench_main
 from workbench.core import WorkbenchError
 
 TRAIN_NB = str(ROOT / "nbs" / "experiments" / "train.ipynb")
@@ -374,13 +373,9 @@ def listing(root: Path) -> dict:
 
 
 def run_main(argv: list) -> tuple[int, str]:
-    err = io.StringIO()
-    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
-        try:
-            code = main(argv)
-        except SystemExit as e:  # argparse
-            code = e.code
-    return code, err.getvalue()
+    "`workbench ARGV` in this process: its exit code and stderr."
+    r = workbench_main(*argv)
+    return r.returncode, r.stderr
 
 
 @pytest.mark.parametrize(
@@ -449,6 +444,8 @@ RUNS = [  # `RUN/x.pt` is a checkpoint of `made_runs`
     (["eval", "RUN/cartpole.pt", "--turns", "2"], "--turns does not apply to"),
     (["eval", "RUN/cartpole.pt", "--temperature", "0.5"], "--temperature does not apply to"),
     (["eval", "RUN/cartpole.pt", "--seed", "-1"], "--seed must be in [0, 2**31)"),
+    (["eval", "RUN/cartpole.pt", "--env", "gym:Pendulum-v1"], "was trained on spaces"),
+    (["train", "--resume", "RUN/cartpole.pt", "--env", "gym:Pendulum-v1"], "do not match env"),
     (["eval", "RUN/lm.pt", "--env", "gym:CartPole-v1"], "--env does not apply to"),
     (["eval", "RUN/lm.pt", "--env", "missing.jsonl"], "its evaluation takes --task SPEC, --samples"),
     (["eval", "RUN/lm.pt", "--swap-roles"], "--swap-roles does not apply to"),
@@ -629,11 +626,9 @@ def test_eval_reads_only_the_tasks_it_needs(folder, made_runs):
     before = listing(folder)
     lm = str(made_runs / "lm.pt")
     for task, n, tasks in (("big.jsonl", "2", 2), ("code?source=file&path=big.jsonl&ids=t1", "5", 1)):
-        out, err = io.StringIO(), io.StringIO()
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = main(["eval", lm, "--task", task, "--episodes", n, "--json"])
-        assert code == 0, err.getvalue()[-1500:]
-        assert json.loads(out.getvalue().strip().splitlines()[-1])["file"]["tasks"] == tasks
+        r = workbench_main("eval", lm, "--task", task, "--episodes", n, "--json")
+        assert r.returncode == 0, r.stderr[-1500:]
+        assert json.loads(r.stdout.strip().splitlines()[-1])["file"]["tasks"] == tasks
     (folder / "two.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     code, err = run_main(["eval", lm, "--task", "code?source=file&path=two.jsonl&ids=t1,t7,t8"])
     lines = err.strip().splitlines()

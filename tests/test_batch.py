@@ -1,15 +1,17 @@
 "`workbench batch`: a grid of real papermill jobs, K at a time, killed with SIGKILL and resumed; on a local Ray cluster."
 
 import json, re, subprocess
-from pathlib import Path
 
+import pytest
 
-from conftest import ROOT, WORKBENCH, offline_page, processes_of, wait_for, workbench
+from conftest import ROOT, WORKBENCH, offline_page, processes_of, wait_for, workbench, workbench_main
 from workbench.runs.sinks import fmt_number
 from workbench.runs.store import RunStore
 
 TRAIN = ROOT / "nbs" / "experiments" / "train.ipynb"
-SMALL = ["-p", "total_timesteps", "4096", "-p", "eval_episodes", "5", "-p", "eval_every", "8", "-p", "device", "cpu"]
+# 4 updates of 512 steps (8 envs x 64), 2 epochs each: the batch's claims do not need a trained policy
+SMALL = ["-p", "total_timesteps", "2048", "-p", "num_steps", "64", "-p", "update_epochs", "2"]
+SMALL += ["-p", "eval_episodes", "3", "-p", "eval_every", "2", "-p", "device", "cpu"]
 GRID = ["--grid", "seed=1,2", "--grid", "learning_rate=0.001,0.0025"]
 
 
@@ -31,7 +33,11 @@ def max_overlap(jobs):
     return most
 
 
-def test_batch_killed_then_resumed(tmp_path):
+@pytest.fixture(scope="module")
+def resumed_batch(tmp_path_factory):
+    """A batch of 4 jobs, 2 at a time, SIGKILLed once one job has finished, then resumed to the end: (its folder, the
+    job states at the kill, the kill's output, the resume's result). Two tests read it."""
+    tmp_path = tmp_path_factory.mktemp("batch")
     cmd = [
         *WORKBENCH,
         "batch",
@@ -61,9 +67,6 @@ def test_batch_killed_then_resumed(tmp_path):
     # Its jobs die with it (PR_SET_PDEATHSIG), kernels included, and record themselves as interrupted.
     wait_for(lambda: not processes_of(tmp_path), timeout=60, what="the batch's jobs and kernels to exit")
     before = states(batch_dir)
-    finished = {k for k, s in before.items() if s["status"] == "finished"}
-    assert 1 <= len(finished) < 4, (before, out)
-    assert {s["status"] for k, s in before.items() if k not in finished} <= {"interrupted", "pending"}, before
 
     # --resume runs only the unfinished jobs, and leaves the finished ones as they were.
     r = workbench(
@@ -82,6 +85,14 @@ def test_batch_killed_then_resumed(tmp_path):
         cwd=tmp_path,
         timeout=400,
     )
+    return tmp_path, batch_dir, before, out, r
+
+
+def test_batch_killed_then_resumed(resumed_batch):
+    tmp_path, batch_dir, before, out, r = resumed_batch
+    finished = {k for k, s in before.items() if s["status"] == "finished"}
+    assert 1 <= len(finished) < 4, (before, out)
+    assert {s["status"] for k, s in before.items() if k not in finished} <= {"interrupted", "pending"}, before
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     summary = json.loads(r.stdout.strip().splitlines()[-1])
     assert summary["status"] == "finished" and summary["finished"] == 4
@@ -112,40 +123,26 @@ def test_batch_killed_then_resumed(tmp_path):
         )
     assert "plotly.js v" in page and '<script src="http' not in page
     seen = re.sub(r"<script\b.*?</script>", "", page, flags=re.S)
-    assert "e+0" not in seen and "<td data-value='4096'>4,096</td>" in seen
+    assert "e+0" not in seen and "<td data-value='2048'>2,048</td>" in seen
     index = (tmp_path / "reports" / "index.html").read_text()
     assert f"{summary['id']}/index.html" in index and "4/4" in index
 
 
-def test_batch_report_renders_offline(tmp_path):
-    "A finished batch of 2, then its comparison report opened in Chromium with the network unavailable."
-    r = workbench(
-        "batch",
-        TRAIN,
-        "--grid",
-        "learning_rate=0.001,0.0025",
-        *SMALL,
-        "--max-parallel",
-        "2",
-        "--out",
-        "reports",
-        "--runs-dir",
-        "runs",
-        "--json",
-        cwd=tmp_path,
-        timeout=300,
-    )
+def test_batch_report_renders_offline(resumed_batch):
+    "The resumed batch's comparison report, opened in Chromium with the network unavailable."
+    _, batch_dir, _, _, r = resumed_batch
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
-    report = Path(tmp_path / json.loads(r.stdout.strip().splitlines()[-1])["report"])
-    with offline_page(report) as (page, requests):
+    with offline_page(batch_dir / "index.html") as (page, requests):
         page.wait_for_selector(".js-plotly-plot svg.main-svg", timeout=30000)
-        assert page.title().startswith(f"batch {report.parent.name} · finished · 2/2 finished")
-        assert page.locator(".js-plotly-plot .scatterlayer .trace").count() >= 2  # one curve per job, at least
+        assert page.title().startswith(f"batch {batch_dir.name} · finished · 4/4 finished")
+        assert page.locator(".js-plotly-plot .scatterlayer .trace").count() >= 4  # one curve per job, at least
         page.locator("th", has_text="mean_return").first.click()
         assert not [u for u in requests if not u.startswith(("file:", "data:", "blob:", "about:"))]
 
 
-def test_batch_bad_input(tmp_path):
+def test_batch_bad_input(tmp_path, monkeypatch):
+    "Each refused in this process (`main`, no interpreter to start): exit 2, one line, nothing created."
+    monkeypatch.chdir(tmp_path)
     for args, message in [
         (["--grid", "sed=1,2"], "unknown parameter 'sed' for train.ipynb"),
         (["--grid", "seed=1,two"], "parameter seed of train.ipynb must be int"),
@@ -155,7 +152,7 @@ def test_batch_bad_input(tmp_path):
         (["--grid", "seed=1,2", "--max-parallel", "0"], "--max-parallel must be at least 1"),
         (["--grid", "seed=1,2", "--resume"], "no earlier batch of train.ipynb with this grid"),
     ]:
-        r = workbench("batch", TRAIN, *args, "--out", "reports", "--runs-dir", "runs", cwd=tmp_path)
+        r = workbench_main("batch", TRAIN, *args, "--out", "reports", "--runs-dir", "runs")
         assert r.returncode == 2 and r.stdout == "", (args, r.stdout, r.stderr)
         assert len(r.stderr.strip().splitlines()) == 1 and message in r.stderr, r.stderr
     assert list(tmp_path.iterdir()) == [], "nothing may be created before the checks pass"
@@ -201,5 +198,5 @@ def test_batch_on_ray(tmp_path, ray_cluster):
     batch_dir = tmp_path / "reports" / summary["id"]
     assert json.loads((batch_dir / "batch.json").read_text())["ray"] == address
     jobs = states(batch_dir)
-    assert all(s["status"] == "finished" and s["result"]["global_step"] == 4096 for s in jobs.values())
+    assert all(s["status"] == "finished" and s["result"]["global_step"] == 2048 for s in jobs.values())
     assert len(RunStore(tmp_path / "runs").jobs(batch_id=summary["id"])) == 2

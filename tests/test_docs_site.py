@@ -7,7 +7,8 @@ import json, re, subprocess, sys, time, urllib.request
 from pathlib import Path
 
 import pytest
-from conftest import free_port, loopback_only_page, remote_fetches, wait_for
+from conftest import free_port, remote_fetches, wait_for
+from lab_fixtures import chromium_fixture, loopback_page  # noqa: F401  (the fixture `chromium`)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -57,8 +58,8 @@ def _open(page, url: str):
     page.wait_for_load_state("load")
 
 
-def test_site_in_a_browser_offline(site):
-    with loopback_only_page() as (page, blocked):
+def test_site_in_a_browser_offline(site, chromium):
+    with loopback_page(chromium) as (page, blocked):
         errors = []
         page.on("pageerror", lambda e: errors.append(str(e)))
         _open(page, (site / "index.html").as_uri())
@@ -100,7 +101,7 @@ def test_site_in_a_browser_offline(site):
         assert not errors, errors
 
 
-def test_docs_serve_on_loopback(site):
+def test_docs_serve_on_loopback(site, chromium):
     port = free_port()
     proc = subprocess.Popen([sys.executable, "tools/docs.py", "serve", "--port", str(port)], cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)  # fmt: skip
@@ -114,7 +115,7 @@ def test_docs_serve_on_loopback(site):
                 assert time.time() - t0 < 30 and proc.poll() is None, "tools/docs.py serve did not answer"
                 time.sleep(0.2)
         assert "Workbench" in body
-        with loopback_only_page() as (page, blocked):
+        with loopback_page(chromium) as (page, blocked):
             _open(page, f"http://127.0.0.1:{port}/reference/config.html")
             assert "learning_rate" in page.inner_text("article")
             _search_finds_the_code_agent_guide(page)

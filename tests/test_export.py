@@ -1,4 +1,5 @@
-"`workbench export --onnx`: trained checkpoints of each policy kind, run by onnxruntime against torch."
+"""`workbench export --onnx`: trained checkpoints of each policy kind, run by onnxruntime against torch; `export --hf`
+of a LoRA run. The commands run in this process (`conftest.workbench_main`): the claims are the files they write."""
 
 import json
 
@@ -6,25 +7,25 @@ import numpy as np
 import pytest
 import torch
 
-from conftest import last_json, workbench
+from conftest import last_json, workbench_main
 
 onnxruntime = pytest.importorskip("onnxruntime")
 
 
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
-    "A short trading run for each policy kind (their checkpoints are real, trained weights)."
+    "A short trading run for each policy kind (their checkpoints are real, trained weights: two updates)."
     tmp = tmp_path_factory.mktemp("export")
     runs = {}
     for kind in ("mlp", "lstm", "transformer"):
-        r = workbench(
+        r = workbench_main(
             "train",
             "--env",
             "trading?symbols=AAPL",
             "--policy",
             kind,
             "--total-steps",
-            "2048",
+            "1024",
             "--num-envs",
             "16",
             "--num-steps",
@@ -47,7 +48,7 @@ def trained(tmp_path_factory):
 def test_export_matches_torch(trained, kind):
     tmp, runs = trained
     out = tmp / f"{kind}.onnx"
-    r = workbench("export", runs[kind], "--onnx", out, "--json")
+    r = workbench_main("export", runs[kind], "--onnx", out, "--json")
     assert r.returncode == 0, r.stderr
     result = json.loads(r.stdout)
     assert result["matches"] and max(result["max_abs_diff"].values()) < 1e-5, result
@@ -91,9 +92,9 @@ def test_export_matches_torch(trained, kind):
 
 def test_export_bad_input(trained, tmp_path):
     tmp, runs = trained
-    r = workbench("export", runs["mlp"])
+    r = workbench_main("export", runs["mlp"])
     assert r.returncode == 2 and "--onnx FILE" in r.stderr
-    r = workbench("export", tmp_path / "missing.pt", "--onnx", tmp_path / "x.onnx")
+    r = workbench_main("export", tmp_path / "missing.pt", "--onnx", tmp_path / "x.onnx")
     assert r.returncode == 2 and "checkpoint not found" in r.stderr
     assert not (tmp_path / "x.onnx").exists()
 
@@ -109,16 +110,16 @@ def test_hf_export_of_a_lora_run(tmp_path):
 
     corpus = [t.prompt + t.reference for t in itertools.islice(task_stream("easy"), 200)]
     TokenPolicy.tiny(corpus, TinyLMConfig(hidden=32, layers=1, heads=2, ffn=64, vocab=300)).save(tmp_path / "base")
-    r = workbench("train", "--algo", "sft", "--model", tmp_path / "base", "--lora", "4", "--task", "code?level=easy",
-                  "--updates", "2", "--batch-size", "2", "--eval-every", "0", "--device", "cpu",
-                  "--runs-dir", tmp_path / "runs", "--quiet", "--json")  # fmt: skip
+    r = workbench_main("train", "--algo", "sft", "--model", tmp_path / "base", "--lora", "4", "--task", "code?level=easy",
+            "--updates", "2", "--batch-size", "2", "--eval-every", "0", "--device", "cpu",
+            "--runs-dir", tmp_path / "runs", "--quiet", "--json")  # fmt: skip
     assert r.returncode == 0, r.stderr[-3000:]
     run_dir = last_json(r.stdout)["run_dir"]
-    r = workbench("export", run_dir, "--hf", tmp_path / "hf", "--json")
+    r = workbench_main("export", run_dir, "--hf", tmp_path / "hf", "--json")
     assert r.returncode == 0, r.stderr[-3000:]
     result = json.loads(r.stdout)
     assert result["matches"] and result["lora_merged"] and result["max_abs_logit_diff"] <= 1e-4, result
     model = AutoModelForCausalLM.from_pretrained(tmp_path / "hf", local_files_only=True)
     assert not [k for k in model.state_dict() if "lora" in k]  # plain weights, the adapters merged in
-    r = workbench("export", run_dir, "--hf", tmp_path / "hf")
+    r = workbench_main("export", run_dir, "--hf", tmp_path / "hf")
     assert r.returncode == 2 and "it exists and is not an empty folder" in r.stderr

@@ -43,6 +43,7 @@ def test_the_switch_keeps_torchs_path(runs_dir):
     assert kernels_used(runs_dir) == {0.0}
 
 
+@pytest.mark.parametrize("backend", ["kernels", "torch"])
 @pytest.mark.parametrize(
     "env,policy,steps,floor",
     [
@@ -51,15 +52,15 @@ def test_the_switch_keeps_torchs_path(runs_dir):
         ("gym:Pendulum-v1", "mlp", 100_000, -600.0),
     ],
 )
-def test_runs_learn(runs_dir, env, policy, steps, floor):
+def test_runs_learn(runs_dir, env, policy, steps, floor, backend):
     """Default settings (Pendulum's tuned row), seed 1: the best greedy evaluation beats a floor far above random play,
-    on the C kernels (and, in `make test`'s second pass with WORKBENCH_KERNELS=0, on the torch backend)."""
+    on the C kernels and on the torch backend (`WORKBENCH_KERNELS=0`, the reference the kernels are checked against)."""
     r = workbench(
         "train", "--env", env, "--policy", policy, "--total-steps", steps, "--seed", 1, "--runs-dir", runs_dir,
-        "--quiet", "--json",
+        "--quiet", "--json", env={**os.environ, "WORKBENCH_KERNELS": "0" if backend == "torch" else "1"},
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
     summary = last_json(r.stdout)
-    assert kernels_used(runs_dir) == {0.0 if os.environ.get("WORKBENCH_KERNELS") == "0" else 1.0}
+    assert kernels_used(runs_dir) == {0.0 if backend == "torch" else 1.0}
     best = load_checkpoint(summary["best_checkpoint"])
     assert best["best_score"] > floor, best["best_score"]

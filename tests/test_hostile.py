@@ -344,7 +344,10 @@ def test_hostile_responses_earn_no_grpo_reward(tmp_path):
     cases = hostile()
     completions = list(cases.values()) + [RIGHT] * (24 - len(cases))
     trainer = _grpo_trainer(tmp_path, completions)
-    rows, _, _ = trainer.play(trainer.draw(3))
+    played, play = [], trainer.play  # what the step's own play judged: each response once, through the whole step
+    trainer.play = lambda tasks: played.append(play(tasks)) or played[-1]
+    stats = trainer.step()  # it trains on those rewards
+    ((rows, _, _),) = played
     got = [(r[0].text, r[1]) for r in rows]
     assert len(got) == 24
     for text, attempt in got:
@@ -353,7 +356,6 @@ def test_hostile_responses_earn_no_grpo_reward(tmp_path):
             name,
             attempt,
         )
-    stats = trainer.step()  # the same again, through the whole step: it trains on those rewards
     assert abs(stats["charts/reward"] - (24 - len(cases)) / 24) < 1e-6, stats
     assert not sandbox_processes(), sandbox_processes()
 

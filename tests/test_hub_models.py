@@ -20,26 +20,19 @@ def cache_model(cache, repo: str, folder) -> None:
     (entry / "refs" / "main").write_text(REVISION)
 
 
-def test_a_hub_id_trains_from_the_cache_and_offline_is_one_line(tmp_path):
-    corpus = [t.prompt + t.reference for t in itertools.islice(task_stream("easy"), 200)]
-    model = TokenPolicy.tiny(corpus, TinyLMConfig(hidden=32, layers=1, heads=2, ffn=64, vocab=300), seed=0)
-    model.save(tmp_path / "saved")
+def test_a_hub_id_not_in_the_cache_is_one_line_offline(tmp_path):
+    """HF_HUB_OFFLINE=1 and a hub id the cache lacks: one line, exit 2, naming the command that downloads it. (A hub id
+    the cache holds trains: `test_an_instruct_model_is_prompted_through_its_chat_template`, SFT and GRPO by its id.)"""
     cache = tmp_path / "hf-cache"
-    cache_model(cache, "wb-test/tiny-coder", tmp_path / "saved")
+    cache.mkdir()
     env = {**os.environ, "HF_HUB_CACHE": str(cache), "HF_HUB_OFFLINE": "1"}
-    common = ["--algo", "sft", "--task", "code?level=easy", "--updates", "2", "--batch-size", "2", "--eval-every", "0",
-              "--device", "cpu", "--runs-dir", tmp_path / "runs", "--quiet", "--json"]  # fmt: skip
-    r = workbench("train", "--model", "wb-test/tiny-coder", *common, env=env, timeout=300)
-    assert r.returncode == 0, r.stderr[-3000:]
-    summary = last_json(r.stdout)
-    run = RunStore(tmp_path / "runs").get_run(summary["run_id"])
-    assert run["status"] == "finished" and run["config"]["model"]["model"] == "wb-test/tiny-coder", run
-
-    r = workbench("train", "--model", "wb-test/not-cached", *common, env=env, timeout=120)
+    r = workbench("train", "--model", "wb-test/not-cached", "--algo", "sft", "--task", "code?level=easy", "--updates", "2",
+                  "--device", "cpu", "--runs-dir", tmp_path / "runs", "--quiet", "--json", env=env, timeout=120)  # fmt: skip
     lines = r.stderr.strip().splitlines()
     assert r.returncode == 2 and len(lines) == 1, r.stderr[-2000:]
     assert "'wb-test/not-cached' is not in the Hugging Face cache" in lines[0] and "HF_HUB_OFFLINE is set" in lines[0]
     assert "hf download wb-test/not-cached" in lines[0]
+    assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
 
 
 CHATML = (
@@ -49,7 +42,8 @@ CHATML = (
 
 
 def test_an_instruct_model_is_prompted_through_its_chat_template(tmp_path):
-    "A hub model whose tokenizer has a chat template: SFT learns the fenced answer to the templated prompt, GRPO samples it."
+    """A hub model whose tokenizer has a chat template, trained by its hub id from a cache laid out as the hub's client
+    lays it out, the network out of reach: SFT learns the fenced answer to the templated prompt, GRPO samples it."""
     corpus = [t.prompt + t.reference for t in itertools.islice(task_stream("easy"), 200)]
     model = TokenPolicy.tiny(corpus, TinyLMConfig(hidden=32, layers=1, heads=2, ffn=64, vocab=300), seed=0)
     model.tokenizer.chat_template = CHATML
@@ -64,6 +58,8 @@ def test_an_instruct_model_is_prompted_through_its_chat_template(tmp_path):
             "train", "--algo", algo, *common, "--group-size", "2", "--max-new-tokens", "8", env=env, timeout=300
         )
         assert r.returncode == 0, r.stderr[-3000:]
+        run = RunStore(tmp_path / "runs").get_run(last_json(r.stdout)["run_id"])
+        assert run["status"] == "finished" and run["config"]["model"]["model"] == "wb-test/tiny-instruct", run
     from workbench.train.checkpoint import find_checkpoint, load_checkpoint
     from workbench.train.lm import LMTrainConfig, build_policy, prepare_model
 

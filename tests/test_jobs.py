@@ -6,7 +6,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from conftest import ROOT, WORKBENCH, offline_page, workbench
+from conftest import ROOT, WORKBENCH, offline_page, workbench, workbench_main
 from workbench.runs.store import RunStore
 
 TRAIN = ROOT / "nbs" / "experiments" / "train.ipynb"
@@ -96,16 +96,17 @@ def test_run_streams_progress_while_running(train_job):
     assert ended - progress[0] > 1, "progress arrived only at the end"
 
 
-def test_unknown_parameter_fails_before_anything_runs(tmp_path):
+def test_unknown_parameter_fails_before_anything_runs(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
     for args, message in [
         (["-p", "learning_rat", "0.1"], "unknown parameter 'learning_rat' for train.ipynb"),
         (["-p", "seed", "three"], "parameter seed of train.ipynb must be int"),
         (["--processes", "0"], "--processes must be at least 1"),
     ]:
-        r = workbench("run", TRAIN, *args, "--out", "reports", "--runs-dir", "runs", cwd=tmp_path)
+        r = workbench_main("run", TRAIN, *args, "--out", "reports", "--runs-dir", "runs")  # no interpreter to start
         assert r.returncode == 2 and r.stdout == "", r.stderr
         assert len(r.stderr.strip().splitlines()) == 1 and message in r.stderr, r.stderr
-    r = workbench("run", tmp_path / "missing.ipynb", cwd=tmp_path)
+    r = workbench_main("run", tmp_path / "missing.ipynb")
     assert r.returncode == 2 and "notebook not found" in r.stderr
     assert list(tmp_path.iterdir()) == [], "nothing may be created before the checks pass"
 
@@ -135,10 +136,18 @@ def test_failing_notebook_still_reports(tmp_path):
 
 @pytest.mark.multiproc
 def test_two_process_job_trains_as_one(tmp_path):
+    # 4 updates of 2 ranks x 8 envs x 32 steps, 2 epochs each: enough to see the ranks stay in step
+    small = ["-p", "total_timesteps", "2048", "-p", "update_epochs", "2", "-p", "eval_episodes", "3"]
     r = workbench(
         "run",
         TRAIN,
-        *SMALL,
+        *small,
+        "-p",
+        "eval_every",
+        "2",
+        "-p",
+        "device",
+        "cpu",
         "--processes",
         "2",
         "--cpu",
@@ -156,7 +165,7 @@ def test_two_process_job_trains_as_one(tmp_path):
     ranks = [json.loads((job_dir / "ranks" / f"rank{i}.json").read_text()) for i in (0, 1)]
     assert [x["world_size"] for x in ranks] == [2, 2] and [x["rank"] for x in ranks] == [0, 1]
     assert ranks[0]["weights_sha256"] == ranks[1]["weights_sha256"], "the ranks ended with different weights"
-    assert ranks[0]["global_step"] == 4096
+    assert ranks[0]["global_step"] == 2048
     # Rank 0 wrote the notebook, the report, the run and the job; rank 1 only its own notebook.
     store = RunStore(tmp_path / "runs")
     assert len(store.runs()) == 1 and store.get_job(record["id"])["processes"] == 2

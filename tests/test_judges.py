@@ -9,7 +9,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from conftest import ROOT, workbench
+from conftest import ROOT, workbench, workbench_main
 from workbench.judge.responses import EnsembleJudge, ExecutionJudge, JudgeError, LLMJudge, Score, StaticJudge
 from workbench.judge.sandbox import Limits, namespaces_available
 
@@ -318,7 +318,7 @@ def test_judge_score_command(tmp_path):
     (tmp_path / "resp.py").write_text(
         "import subprocess\ndef add(a, b):\n    subprocess.run(['ls'])\n    return a + b\n"
     )
-    r = workbench(
+    r = workbench_main(  # the rest in this process: what the command does, its process shown above
         "judge",
         "score",
         "--query",
@@ -343,7 +343,7 @@ def test_judge_score_command(tmp_path):
         (["--response-file", tmp_path / "missing.py"], "--response-file not found"),
     ]:
         base = ["--query", "q"] + ([] if "--response-file" in args else ["--response", "x = 1"])
-        r = workbench("judge", "score", *base, *args)
+        r = workbench_main("judge", "score", *base, *args)
         assert r.returncode == 2 and message in r.stderr and len(r.stderr.strip().splitlines()) == 1, (args, r.stderr)
 
 
@@ -405,7 +405,7 @@ def test_judge_benchmark_command():
     assert report["exec"]["mean_by_kind"]["wrong"] < 1 and report["exec"]["mean_by_kind"]["irrelevant"] == 0
     assert report["static"]["mean_by_kind"]["unsafe"] < report["static"]["mean_by_kind"]["correct"]
     assert report["ensemble"]["roc_auc"] > max(report["exec"]["roc_auc"], report["static"]["roc_auc"])
-    r = workbench("judge", "benchmark", "--tasks", "0")
+    r = workbench_main("judge", "benchmark", "--tasks", "0")
     assert r.returncode == 2 and "--tasks must be between 1 and 100" in r.stderr
 
 

@@ -1,16 +1,16 @@
 """Runs written before the package moved into subpackages (commit 07687a3) still load: their checkpoints evaluate
-to the same returns, their store lists them, and training resumes from them into the same run."""
+to the same returns, their store lists them, and training resumes from them into the same run. The commands run in
+this process (`conftest.workbench_main`): what is tested is what they read, not how a process starts."""
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from conftest import workbench_main
+
 LEGACY = Path(__file__).parent / "data" / "legacy-07687a3"
-CLI = [sys.executable, "-m", "workbench.cli"]
 
 
 @pytest.fixture
@@ -20,7 +20,7 @@ def legacy(tmp_path):
 
 
 def run(args, cwd):
-    out = subprocess.run(CLI + args, cwd=cwd, capture_output=True, text=True, timeout=300)
+    out = workbench_main(*args, cwd=cwd)
     assert out.returncode == 0, out.stderr[-2000:]
     return out.stdout
 

@@ -6,7 +6,8 @@ import re, time
 
 import pytest
 
-from conftest import ARTIFACTS, free_port, loopback_only_page, wait_for
+from conftest import ARTIFACTS, free_port, wait_for
+from lab_fixtures import chromium_fixture, loopback_page  # noqa: F401  (the fixture `chromium`)
 from test_app import Server
 from workbench.app.charts import chart_figure
 from workbench.app.views import chart_set
@@ -165,7 +166,7 @@ def test_sft_run_in_a_session(tmp_path):
 MARKUP = '<b class="wb-injected">bold</b><script>window.__pwned=1</script><img src=x onerror="window.__pwned=2">'
 
 
-def test_lm_dashboard_and_run_page_in_a_browser(tmp_path):
+def test_lm_dashboard_and_run_page_in_a_browser(tmp_path, chromium):
     """A GRPO session's dashboard served by Panel: its title, knobs, charts and samples table; a completion holding markup
     shows as text; a temperature change applies and a beta change (the run keeps no reference model) is refused.
     Then the run's page from `workbench serve`: the language-model charts, pass rates by level, the curriculum move."""
@@ -182,7 +183,7 @@ def test_lm_dashboard_and_run_page_in_a_browser(tmp_path):
     server = pn.serve({"lm": dashboard}, port=port, address="127.0.0.1", websocket_origin=[f"127.0.0.1:{port}"],
                       show=False, threaded=True, title="LM run")  # fmt: skip
     try:
-        with loopback_only_page(1400, 1100) as (page, blocked):
+        with loopback_page(chromium, 1400, 1100) as (page, blocked):
             page.goto(f"http://127.0.0.1:{port}/lm")
             page.locator(".wb-title").get_by_text(
                 "code?level=medium&turns=2, tiny model, GRPO, 2 samples a task"
@@ -258,7 +259,7 @@ def test_lm_dashboard_and_run_page_in_a_browser(tmp_path):
     store.close()
     served = Server(runs_dir)
     try:
-        with loopback_only_page(1400, 1100) as (page, blocked):
+        with loopback_page(chromium, 1400, 1100) as (page, blocked):
             page.goto(f"{served.base}/run?id={session.run_id}")
             chart = page.locator(".wb-run-chart-pass_rate .js-plotly-plot")
             names = "el => el.data ? Object.fromEntries(el.data.map(t => [t.name, (t.x || []).length])) : {}"

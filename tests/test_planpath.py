@@ -8,11 +8,12 @@ from conftest import workbench
 
 def test_train_and_eval_a_team_on_test_grids(tmp_path):
     runs = tmp_path / "runs"
-    r = workbench("train", "--env", "planpath?alpha=0.5", "--num-envs", "64", "--total-steps", "20000",
+    # 4 updates: the claims are about what eval reports and on which grids, not how well the team learned
+    r = workbench("train", "--env", "planpath?alpha=0.5", "--num-envs", "64", "--total-steps", "8192",
                   "--runs-dir", runs, "--quiet", "--json", timeout=300)  # fmt: skip
     assert r.returncode == 0, r.stderr[-2000:]
     run = json.loads(r.stdout.strip().splitlines()[-1])["run_dir"]
-    r = workbench("eval", run, "--split", "test", "--episodes", "40", "--json", timeout=300)
+    r = workbench("eval", run, "--split", "test", "--episodes", "20", "--json", timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
     result = json.loads(r.stdout.strip().splitlines()[-1])
     assert result["env"] == "planpath?alpha=0.5&split=test", result["env"]  # the run's own options, on the test grids
@@ -88,13 +89,13 @@ def test_multi_agent_notebook_as_a_job(tmp_path):
     from conftest import ROOT
 
     nb = ROOT / "nbs" / "experiments" / "multi_agent.ipynb"
-    r = workbench("run", nb, "-p", "policy_map", "per_role", "-p", "total_timesteps", "8192", "-p", "num_envs", "32",
-                  "-p", "test_grids", "16", "-p", "runs_dir", tmp_path / "runs", "--out", tmp_path / "reports", "--json",
+    r = workbench("run", nb, "-p", "policy_map", "per_role", "-p", "total_timesteps", "4096", "-p", "num_envs", "32",
+                  "-p", "test_grids", "8", "-p", "runs_dir", tmp_path / "runs", "--out", tmp_path / "reports", "--json",
                   timeout=600)  # fmt: skip
     assert r.returncode == 0, r.stderr[-3000:]
     job = json.loads(r.stdout.strip().splitlines()[-1])
     result = job["result"]
-    assert job["status"] == "finished" and result["policy_map"] == "per_role" and result["global_step"] >= 8192
+    assert job["status"] == "finished" and result["policy_map"] == "per_role" and result["global_step"] >= 4096
     for mode in ("greedy", "sampled", "swapped_greedy", "swapped_sampled"):
         assert 0 <= result[f"{mode}_success"] <= 1, result
     assert (tmp_path / "reports" / job["id"] / "index.html").exists()

@@ -1,18 +1,22 @@
 "A run killed with SIGKILL resumes from its last checkpoint and finishes; every checkpoint loads."
 
-import json, signal
+import json, os, signal
 from pathlib import Path
 
 import pytest
+import torch
 
 from conftest import TINY, kill_after_checkpoints, start_workbench, workbench, wait_for, last_json
-from workbench.train.checkpoint import load_checkpoint
+from workbench.train.checkpoint import find_checkpoint, load_checkpoint
 from workbench.runs.store import RunStore
 
-TOTAL = 40_000
+TOTAL = 12_000  # 375 updates: the kill comes after 10 (two checkpoints), with hundreds left to resume
 
 
-def test_sigkill_then_resume(runs_dir):
+@pytest.mark.parametrize("backend", ["kernels", "torch"])
+def test_sigkill_then_resume(runs_dir, backend):
+    "On the C kernels and on torch's backend (`WORKBENCH_KERNELS=0`): only PPO's runs take the kernels."
+    env = {**os.environ, "WORKBENCH_KERNELS": "0" if backend == "torch" else "1"}
     proc = start_workbench(
         "train",
         "--env",
@@ -28,6 +32,7 @@ def test_sigkill_then_resume(runs_dir):
         runs_dir,
         "--name",
         "killme",
+        env=env,
     )
     ckpt_dir = kill_after_checkpoints(proc, runs_dir, "killme", 2)
     run_dir = ckpt_dir.parent
@@ -39,10 +44,11 @@ def test_sigkill_then_resume(runs_dir):
     (run,) = store.runs()
     assert run["status"] == "interrupted"  # killed: nobody recorded an end, and its process is gone
 
-    r = workbench("train", "--resume", run_dir, "--quiet", "--json")
+    r = workbench("train", "--resume", run_dir, "--quiet", "--json", env=env)
     assert r.returncode == 0, r.stderr
     summary = last_json(r.stdout)
     assert summary["global_step"] == TOTAL and summary["run_dir"] == str(run_dir)
+    assert summary["learner"] == ("torch" if backend == "torch" else "c"), summary["learner"]
 
     # The resumed run continued from the checkpoint's global step, not from zero.
     updates = [m["step"] for m in store.metrics(run["id"], "charts/update")]
@@ -65,12 +71,14 @@ def test_sigkill_then_resume(runs_dir):
     assert not list(ckpt_dir.glob(".*tmp")), "no temporary files left behind"
 
 
-# A PPO run with evaluations (eval events and eval/ metrics) and a GRPO run (samples events), each with checkpoints.
-PPO = ["--env", "gym:CartPole-v1", "--total-steps", 32_000, "--num-envs", 2, "--num-steps", 16, "--num-minibatches", 2,
+# A PPO run with evaluations (eval events and eval/ metrics) and a GRPO run (samples events; with a reference model,
+# beta > 0), each with checkpoints. GRPO: a checkpoint every 2 steps of 6, so that a kill finds rows past one.
+PPO = ["--env", "gym:CartPole-v1", "--total-steps", 16_000, "--num-envs", 2, "--num-steps", 16, "--num-minibatches", 2,
        "--update-epochs", 1, "--eval-every", 50, "--eval-episodes", 2, "--checkpoint-every", 100, "--device", "cpu"]  # fmt: skip
-GRPO = ["--algo", "grpo", "--task", "code?level=easy&turns=2", "--updates", 12, "--batch-size", 2, "--group-size", 4,
-        "--max-new-tokens", 12, "--learning-rate", 1e-3, "--checkpoint-every", 4, "--hidden", 32, "--layers", 1,
-        "--heads", 2, "--ffn", 64, "--vocab", 300, "--corpus-tasks", 40, "--eval-every", 0, "--device", "cpu"]  # fmt: skip
+GRPO = ["--algo", "grpo", "--task", "code?level=easy&turns=2", "--updates", 6, "--batch-size", 2, "--group-size", 4,
+        "--max-new-tokens", 12, "--beta", 0.04, "--learning-rate", 1e-3, "--checkpoint-every", 2, "--hidden", 32,
+        "--layers", 1, "--heads", 2, "--ffn", 64, "--vocab", 300, "--corpus-tasks", 40, "--eval-every", 0,
+        "--device", "cpu"]  # fmt: skip
 REDONE = ("eval", "samples", "curriculum")  # the events a run records once a step, which a resumed run records again
 
 
@@ -117,10 +125,13 @@ def one_row_a_step(store, run_id) -> dict:
 
 @pytest.mark.parametrize("flags", [PPO, GRPO], ids=["ppo", "grpo"])
 def test_a_resumed_run_keeps_one_metric_row_a_step(runs_dir, flags):
-    "Rows the killed run wrote past its checkpoint are replaced by the resumed run's: one row a step for each key."
+    """Rows the killed run wrote past its checkpoint are replaced by the resumed run's: one row a step for each key. A
+    GRPO run (a code agent) also ends with the weights of the run never stopped, bit for bit, and its killed sandboxes are
+    swept (test_lm_train.py checks the same weights of an SFT run)."""
     whole = workbench("train", *flags, "--runs-dir", runs_dir.parent / "whole", "--quiet", "--json")
     assert whole.returncode == 0, whole.stderr[-2000:]
     expected = one_row_a_step(RunStore(runs_dir.parent / "whole"), last_json(whole.stdout)["run_id"])
+    whole_dir = last_json(whole.stdout)["run_dir"]
 
     proc = start_workbench("train", *flags, "--runs-dir", runs_dir, "--quiet")
     run, killed_at = kill_past_a_checkpoint(proc, runs_dir)
@@ -144,4 +155,11 @@ def test_a_resumed_run_keeps_one_metric_row_a_step(runs_dir, flags):
         assert [e["step"] for e in store.events(run["id"], "eval")] == expected["eval/mean_return"]
     else:
         samples = [e["step"] for e in store.events(run["id"], "samples")]
-        assert samples == list(range(1, 13)), samples
+        assert samples == list(range(1, 7)), samples
+        mine, theirs = (load_checkpoint(find_checkpoint(d))["model"] for d in (run["run_dir"], whole_dir))
+        assert mine.keys() == theirs.keys() and all(torch.equal(mine[k], theirs[k]) for k in mine), [
+            k for k in mine if not torch.equal(mine[k], theirs[k])
+        ]
+        assert store.get_run(run["id"])["status"] == "finished" and run["env"].startswith("code?")
+        stale = list(Path("/tmp").glob(f"wb-sbx-{proc.pid}-*"))  # the killed run's sandboxes: swept by the next one
+        assert not stale, stale

@@ -7,7 +7,7 @@ import re, time
 
 import pytest
 
-from conftest import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, wait_for, workbench
+from conftest import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, wait_for, workbench_main
 from many_runs import make_runs
 from test_app import Server
 from test_serve_pages import offsite, shadow_text
@@ -80,7 +80,7 @@ def test_runs_page_with_200_runs(many):
         page.locator(".wb-tag-add button").click()
         wait_for(lambda: text(page.locator(".wb-tag-note")) == "Added 'picked' to 3 runs.", timeout=30, what="tags")
         agent = made["lm"][0]
-        r = workbench("tag", agent, "picked", "--runs-dir", server.runs_dir)
+        r = workbench_main("tag", agent, "picked", "--runs-dir", server.runs_dir)
         assert r.returncode == 0 and r.stdout == f"{agent}: picked\n", r.stdout + r.stderr
         assert {rid for rid, tags in store.tags().items() if "picked" in tags} == {*picked, agent}
 

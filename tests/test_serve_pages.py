@@ -17,7 +17,7 @@ from conftest import (
     last_json,
     remote_fetches,
     wait_for,
-    workbench,
+    workbench_main,
 )
 from test_app import Server
 from workbench.app.pages import ema
@@ -34,11 +34,11 @@ def offsite(urls) -> list:
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
     """Two runs of 1,024 steps, evaluated every 8 updates, a checkpoint an update (the last 2 kept), that differ only
-    in learning rate; a server over them."""
+    in learning rate, trained by `workbench train` in-process; a server over them."""
     runs_dir = tmp_path_factory.mktemp("serve-pages") / "runs"
     ids = []
     for lr in ("0.0025", "0.001"):
-        r = workbench(
+        r = workbench_main(
             "train",
             *TINY,
             "--total-timesteps",

@@ -12,7 +12,7 @@ import statistics
 
 import pytest
 
-from conftest import last_json, workbench
+from conftest import last_json, workbench, workbench_main
 
 pytestmark = pytest.mark.slow
 BUILDS = {"native": {}, "x86-64-v3": {"WORKBENCH_KERNEL_ARCH": "x86-64-v3"}}
@@ -24,7 +24,7 @@ def solve(seed, runs_dir, env) -> dict:
     assert r.returncode == 0, r.stderr
     s = last_json(r.stdout)
     assert s["learner"] == "c" and s["cpu"], s  # the kernels trained it, and the run says on what
-    e = workbench("eval", s["best_checkpoint"], "--episodes", 100, "--json", env=env)
+    e = workbench_main("eval", s["best_checkpoint"], "--episodes", 100, "--json", env=env)  # `make demo`'s evaluation
     assert e.returncode == 0, e.stderr
     result = last_json(e.stdout)
     assert result["episodes"] == 100

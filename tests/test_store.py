@@ -85,29 +85,22 @@ def kill_a_training_run(runs_dir, checkpoint_every: int) -> dict:
 
 def test_a_killed_run_reads_as_interrupted_with_how_to_resume(tmp_path):
     "SIGKILL leaves no chance to record an end: the store sees the pid gone and says `interrupted`, and how to resume."
-    import json, subprocess
-
-    from conftest import WORKBENCH
+    from conftest import last_json, workbench_main
     from workbench.app.pages import run_head
 
     run, store = kill_a_training_run(tmp_path, checkpoint_every=1), RunStore(tmp_path)
     assert run["status"] == "interrupted" and [r["id"] for r in store.runs("interrupted")] == [run["id"]]
     assert f"workbench train --resume {run['run_dir']}" in run_head(run)
-    resumed = subprocess.run(
-        [*WORKBENCH, "train", "--resume", run["run_dir"], "--total-timesteps", "1", "--json", "--quiet"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    resumed = workbench_main("train", "--resume", run["run_dir"], "--total-timesteps", 1, "--json", "--quiet")
     assert resumed.returncode == 0, resumed.stderr[-2000:]
-    assert store.get_run(run["id"])["status"] in ("finished", "stopped"), json.loads(resumed.stdout.splitlines()[-1])
+    assert store.get_run(run["id"])["status"] in ("finished", "stopped"), last_json(resumed.stdout)
 
 
 def test_a_killed_run_without_checkpoints_says_how_to_start_it_again(tmp_path):
     "No checkpoint to resume from: the run's page gives the command that trains it again from its `config.json`."
-    import shlex, subprocess
+    import shlex
 
-    from conftest import WORKBENCH
+    from conftest import workbench_main
     from workbench.app.pages import run_head
 
     run, store = kill_a_training_run(tmp_path, checkpoint_every=0), RunStore(tmp_path)
@@ -116,12 +109,7 @@ def test_a_killed_run_without_checkpoints_says_how_to_start_it_again(tmp_path):
     assert "saved no checkpoint to resume from" in head and "--resume" not in head
     command = head.split("<code>")[1].split("</code>")[0]
     assert command == f"workbench train --config {run['run_dir']}/config.json"
-    again = subprocess.run(
-        [*WORKBENCH, *shlex.split(command)[1:], "--total-timesteps", "512", "--json", "--quiet"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    again = workbench_main(*shlex.split(command)[1:], "--total-timesteps", 512, "--json", "--quiet")
     assert again.returncode == 0, again.stderr[-2000:]
     (new,) = store.runs("finished")  # the same settings, but the steps given on the command line
     assert {**new["config"], "ppo": {**new["config"]["ppo"], "total_timesteps": 50_000_000}} == run["config"]

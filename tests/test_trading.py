@@ -5,7 +5,7 @@ import json, re
 import numpy as np
 import pytest
 
-from conftest import workbench
+from conftest import workbench, workbench_main
 from workbench.env.trading import (
     Bars,
     DataError,
@@ -194,7 +194,7 @@ def test_train_then_evaluate_on_held_out_years(tmp_path):
         "--policy",
         "lstm",
         "--total-steps",
-        "4096",
+        "2048",
         "--num-envs",
         "32",
         "--num-steps",
@@ -210,7 +210,7 @@ def test_train_then_evaluate_on_held_out_years(tmp_path):
     )
     assert r.returncode == 0, r.stderr
     summary = json.loads(r.stdout.strip().splitlines()[-1])
-    assert summary["global_step"] == 4096
+    assert summary["global_step"] == 2048
     r = workbench("eval", summary["run_dir"], "--split", "test", "--json")
     assert r.returncode == 0, r.stderr
     result = json.loads(r.stdout)
@@ -237,10 +237,13 @@ def test_train_then_evaluate_on_held_out_years(tmp_path):
 
 
 def test_bad_options_are_named(tmp_path):
-    r = workbench("train", "--env", "trading?cost=2", "--total-steps", "64", "--runs-dir", tmp_path / "runs")
-    assert r.returncode == 2 and "unknown option 'cost' (make_trading takes" in r.stderr, r.stderr
-    r = workbench("train", "--env", "trading?split=later", "--total-steps", "64", "--runs-dir", tmp_path / "runs")
-    assert r.returncode == 2 and "split must be one of train, val, test" in r.stderr, r.stderr
+    "In this process (`main`, no interpreter to start): exit 2 and the option named, nothing written."
+    for env, message in (
+        ("trading?cost=2", "unknown option 'cost' (make_trading takes"),
+        ("trading?split=later", "split must be one of train, val, test"),
+    ):
+        r = workbench_main("train", "--env", env, "--total-steps", "64", "--runs-dir", tmp_path / "runs")
+        assert r.returncode == 2 and message in r.stderr, r.stderr
     assert not (tmp_path / "runs").exists()
 
 
@@ -253,7 +256,13 @@ def test_trading_notebook_job_reports_held_out_scores(tmp_path):
         ROOT / "nbs" / "experiments" / "trading.ipynb",
         "-p",
         "total_timesteps",
-        "2048",
+        "512",
+        "-p",
+        "num_envs",
+        "16",
+        "-p",
+        "update_epochs",
+        "1",
         "-p",
         "symbols",
         "AAPL,IBM",

@@ -3,7 +3,7 @@
 
 import pytest
 
-from conftest import last_json, start_workbench, workbench
+from conftest import last_json, start_workbench, workbench, workbench_main
 
 pytestmark = pytest.mark.slow
 
@@ -12,7 +12,7 @@ def train_and_eval(env, runs_dir, *flags, episodes=20):
     r = workbench("train", "--env", env, "--runs-dir", runs_dir, "--quiet", "--json", *flags, timeout=900)
     assert r.returncode == 0, r.stderr
     summary = last_json(r.stdout)
-    e = workbench("eval", summary["run_dir"], "--episodes", episodes, "--json")
+    e = workbench_main("eval", summary["run_dir"], "--episodes", episodes, "--json")
     assert e.returncode == 0, e.stderr
     return r, e, last_json(e.stdout)
 
@@ -27,8 +27,10 @@ def test_pendulum_learns_with_no_flags(runs_dir):
 
 def test_mountain_car_continuous_learns_with_no_flags(runs_dir):
     """Its row (rl-zoo's) explores with gSDE: random play and the plain Gaussian head's greedy policy score about 0
-    (it learns to do nothing, avoiding the action cost); reaching the flag pays 100 less the fuel. 20K steps, ~1 min."""
-    r, e, result = train_and_eval("gym:MountainCarContinuous-v0", runs_dir)
+    (it learns to do nothing, avoiding the action cost); reaching the flag pays 100 less the fuel. Half the row's 20K
+    steps (the one flag): the best checkpoints of seeds 1-4 read 87.9, 86.3, 89.4 and 94.3 at 10K (2026-11-29; seed
+    1's best is the same at 20K). Its 1,250 updates of 8 steps take torch's path about 40 s here."""
+    r, e, result = train_and_eval("gym:MountainCarContinuous-v0", runs_dir, "--total-steps", 10_000)
     assert "sde=True" in r.stderr and "state-dependent exploration" in r.stderr
     assert result["mean_return"] > 50, result
 
@@ -45,7 +47,7 @@ def test_acrobot_learns_with_the_defaults(runs_dir):
     for proc in procs:
         out, err = proc.communicate(timeout=900)
         assert proc.returncode == 0 and "tuned settings" not in err, err
-        e = workbench("eval", last_json(out)["run_dir"], "--episodes", 20, "--json")
+        e = workbench_main("eval", last_json(out)["run_dir"], "--episodes", 20, "--json")
         assert e.returncode == 0, e.stderr
         results.append(last_json(e.stdout))
     assert max(r["mean_return"] for r in results) > -200, results

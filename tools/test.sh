@@ -8,29 +8,21 @@ source .venv/bin/activate
 export PYTHONUNBUFFERED=1
 export WORKBENCH_KERNELS_STRICT=1   # the C kernels' warnings are errors: a new one fails the tests
 
-echo "== ruff (lint: workbench/, tests/, bench/, tools/; format: tests/, bench/, tools/)"
+echo "== $(date +%T) ruff (lint: workbench/, tests/, bench/, tools/; format: tests/, bench/, tools/)"
 ruff check workbench tests bench tools || { echo "ruff check failed"; exit 1; }
 ruff format --check --quiet tests bench tools || { echo "ruff format --check failed: run .venv/bin/ruff format tests bench tools"; exit 1; }
 
 # Every notebook runs once, as nbdev_test runs it (the same shell, the same cells left out, two at a time), and the
 # outputs become the docs site: mkdocs in strict mode fails on a broken link or a missing page (tests/test_docs_site.py
 # then opens the site in Chromium).
-echo "== the notebooks, and the docs site built from them (tools/docs.py build)"
+echo "== $(date +%T) the notebooks, and the docs site built from them (tools/docs.py build)"
 python tools/docs.py build || { echo "a notebook or the docs site failed"; exit 1; }
 
 # Two processes, each taking whole files (a file's fixtures and servers stay in one process): the browser, lab and
 # subprocess tests wait more than they compute, so two at a time fill CI's two cores.
-echo "== pytest (tests/, 2 processes)"
+echo "== $(date +%T) pytest (tests/, 2 processes)"
 pytest -n 2 --dist loadfile "$@"
 rc=$?
 if [ $rc -eq 5 ]; then echo "pytest collected no tests: failing, so an empty run is not mistaken for a pass"; exit 1; fi
-[ $rc -eq 0 ] || exit $rc
-[ $# -eq 0 ] || exit 0   # a chosen selection: that is all
-
-# The PPO learning and resume tests again on the torch backend (the reference the C kernels are checked against):
-# only PPO runs take the kernels, so only they can differ. (test_solve and test_legacy are left out: CI must stay
-# under 30 minutes on 2 cores; test_runs_learn trains the LSTM, the transformer and a Gaussian MLP to their floors,
-# and test_sigkill_then_resume resumes a killed run to the same weights.)
-echo "== pytest with WORKBENCH_KERNELS=0 (PPO's learning and resume tests on the torch backend)"
-WORKBENCH_KERNELS=0 pytest -q -n 2 --dist loadfile tests/test_fused.py::test_runs_learn tests/test_resume.py::test_sigkill_then_resume
-exit $?
+echo "== $(date +%T) done"
+exit $rc

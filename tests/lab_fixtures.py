@@ -1,0 +1,49 @@
+"""One headless Chromium for a test module, shared by its browser tests (starting Playwright's driver and a browser
+takes seconds): each test opens its pages in a fresh context of its own (no cookies, storage or routes of another's).
+A module imports `chromium_fixture` and its tests ask for `chromium`."""
+
+import contextlib, os
+
+import pytest
+
+from conftest import CHROMIUM, CHROMIUM_ARGS, NOT_LOOPBACK
+
+
+@pytest.fixture(scope="module", name="chromium")
+def chromium_fixture():
+    """Debian's Chromium, headless, for the module's tests, closed after its last. Playwright's sync API runs one at a
+    time in a thread, so a module that uses this fixture opens no other (`loopback_only_page`, `offline_page`)."""
+    assert os.path.exists(CHROMIUM), (
+        "Debian's chromium is missing: tools/setup.sh installs it (apt-get install -y chromium)"
+    )
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@contextlib.contextmanager
+def loopback_page(browser, width: int = 1280, height: int = 1000):
+    """A page of `browser` in a new context whose requests beyond loopback are aborted, as `loopback_only_page` gives;
+    yields (page, the URLs it was refused) and closes the context."""
+    blocked = []
+    context = browser.new_context(viewport={"width": width, "height": height})
+    try:
+        context.route(NOT_LOOPBACK, lambda route: (blocked.append(route.request.url), route.abort()))
+        yield context.new_page(), blocked
+    finally:
+        context.close()
+
+
+@contextlib.contextmanager
+def fresh_context(browser, **options):
+    "A new context of `browser` (`options` as `browser.new_context` takes them), closed at the end."
+    context = browser.new_context(**options)
+    try:
+        yield context
+    finally:
+        context.close()
