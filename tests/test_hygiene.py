@@ -61,3 +61,10 @@ def test_package_is_in_sync_with_notebooks(tmp_path):
     assert ours == theirs, "workbench/ has files nbdev_export does not make (or lacks some)"
     stale = [str(p) for p in ours if (ROOT / "workbench" / p).read_text() != (copy / "workbench" / p).read_text()]
     assert not stale, f"workbench/ is not what nbs/ exports (run nbdev_export): {stale}"
+
+
+def test_the_slow_first_order_names_test_files_that_exist():
+    "conftest's `SLOW_FIRST` (the order that keeps CI's two workers busy to the end) names no renamed or deleted file."
+    from conftest import SLOW_FIRST
+
+    assert not [name for name in SLOW_FIRST if not (ROOT / "tests" / name).exists()]

@@ -105,9 +105,8 @@ def main():
     if args.cached_only and not wheels:
         sys.exit(3)
     wheel = wheels[-1] if wheels else build_wheel(os.path.abspath(args.constraint))
-    subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--constraint", args.constraint, str(wheel)], check=True
-    )
+    pip = [sys.executable, "-m", "pip", "install", "--quiet", "--no-compile", "--constraint", args.constraint]
+    subprocess.run([*pip, str(wheel)], check=True)
 
 
 if __name__ == "__main__":

@@ -81,7 +81,9 @@ fi
 
 say() { echo "[setup] $(date +%T) $*" >&2; }   # the time: what each step costs shows in a CI log
 [ -x "$VENV/bin/python" ] || { say "creating $VENV"; "$PYTHON" -m venv "$VENV"; }
-pip=("$VENV/bin/python" -m pip install --quiet --constraint "$CONSTRAINTS")
+# --no-compile: Python writes a module's bytecode when it is first imported; pip's compiling of every file of every
+# package (torch, ray, jupyterlab...) took 45 of a fresh set-up's 150 s.
+pip=("$VENV/bin/python" -m pip install --quiet --no-compile --constraint "$CONSTRAINTS")
 
 say "installing torch (CPU) and build tools"
 "${pip[@]}" torch==2.13.0 numpy==1.26.4 Cython wheel "setuptools>=64"

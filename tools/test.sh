@@ -19,9 +19,10 @@ echo "== $(date +%T) the notebooks, and the docs site built from them (tools/doc
 python tools/docs.py build || { echo "a notebook or the docs site failed"; exit 1; }
 
 # Two processes, each taking whole files (a file's fixtures and servers stay in one process): the browser, lab and
-# subprocess tests wait more than they compute, so two at a time fill CI's two cores.
+# subprocess tests wait more than they compute, so two at a time fill CI's two cores. The longest files go first
+# (tests/conftest.py's SLOW_FIRST), so that both end together.
 echo "== $(date +%T) pytest (tests/, 2 processes)"
-pytest -n 2 --dist loadfile "$@"
+pytest -n 2 --dist loadfile --no-loadscope-reorder "$@"
 rc=$?
 if [ $rc -eq 5 ]; then echo "pytest collected no tests: failing, so an empty run is not mistaken for a pass"; exit 1; fi
 echo "== $(date +%T) done"
