@@ -105,7 +105,7 @@ def main():
     if args.cached_only and not wheels:
         sys.exit(3)
     wheel = wheels[-1] if wheels else build_wheel(os.path.abspath(args.constraint))
-    pip = [sys.executable, "-m", "pip", "install", "--quiet", "--no-compile", "--constraint", args.constraint]
+    pip = [sys.executable, "-m", "pip", "install", "--quiet", "--constraint", args.constraint]
     subprocess.run([*pip, str(wheel)], check=True)
 
 

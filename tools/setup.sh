@@ -81,9 +81,10 @@ fi
 
 say() { echo "[setup] $(date +%T) $*" >&2; }   # the time: what each step costs shows in a CI log
 [ -x "$VENV/bin/python" ] || { say "creating $VENV"; "$PYTHON" -m venv "$VENV"; }
-# --no-compile: Python writes a module's bytecode when it is first imported; pip's compiling of every file of every
-# package (torch, ray, jupyterlab...) took 45 of a fresh set-up's 150 s.
-pip=("$VENV/bin/python" -m pip install --quiet --no-compile --constraint "$CONSTRAINTS")
+# pip compiles every file it installs (45 of a fresh set-up's 150 s). Keep it: these machines set
+# PYTHONDONTWRITEBYTECODE=1, so without pip's bytecode each import compiles its modules again (measured: the notebooks
+# took 178 s instead of 124, the set-up saving lost).
+pip=("$VENV/bin/python" -m pip install --quiet --constraint "$CONSTRAINTS")
 
 say "installing torch (CPU) and build tools"
 "${pip[@]}" torch==2.13.0 numpy==1.26.4 Cython wheel "setuptools>=64"
