@@ -7,6 +7,9 @@ bash tools/setup.sh || exit 1
 source .venv/bin/activate
 export PYTHONUNBUFFERED=1
 export WORKBENCH_KERNELS_STRICT=1   # the C kernels' warnings are errors: a new one fails the tests
+# The package's bytecode, once: these machines set PYTHONDONTWRITEBYTECODE=1, so every `workbench` process, kernel and
+# job of the tests would otherwise compile the package's modules anew (~0.25 s each, a few hundred of them).
+PYTHONDONTWRITEBYTECODE= python -m compileall -q workbench || exit 1
 
 echo "== $(date +%T) ruff (lint: workbench/, tests/, bench/, tools/; format: tests/, bench/, tools/)"
 ruff check workbench tests bench tools || { echo "ruff check failed"; exit 1; }
