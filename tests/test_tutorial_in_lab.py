@@ -1,12 +1,11 @@
 "The live-training tutorial in a real JupyterLab, driven cell by cell in Chromium with the network out of reach."
 
-import json, os, re, secrets, signal, statistics, subprocess, sys, time, urllib.error, urllib.request
+import json, os, re, secrets, signal, statistics, subprocess, sys, time, urllib.request
 from pathlib import Path
 
 import pytest
 
-from conftest import ARTIFACTS, ROOT, free_port, remote_fetches, wait_for
-from lab_fixtures import chromium_fixture, loopback_page  # noqa: F401  (the fixture `chromium`)
+from conftest import ARTIFACTS, ROOT, free_port, loopback_only_page, remote_fetches, wait_for
 from workbench.runs.store import RunStore
 
 VENV_BIN = Path(sys.executable).parent
@@ -45,9 +44,8 @@ def test_notebook_external_sources_finds_what_it_should():
 
 
 def open_in_lab(page, lab, name: str):
-    """Open notebook `name` of `lab` in `page`, in a workspace of its own (nothing another test left open is restored),
-    its kernel idle: (its cells, the run-cell-and-select-next button)."""
-    page.goto(f"{lab.base}/lab/workspaces/{secrets.token_hex(6)}/tree/{name}?token={lab.token}")
+    "Open notebook `name` of `lab` in `page`, its kernel idle: (its cells, the run-cell-and-select-next button)."
+    page.goto(f"{lab.base}/lab/tree/{name}?token={lab.token}")
     cells = page.locator(".jp-Notebook .jp-Cell")
     cells.first.wait_for(timeout=90_000)
     page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").wait_for(timeout=90_000)
@@ -116,22 +114,8 @@ class Lab:
         wait_for(up, timeout=120, what="JupyterLab to answer")
 
     def contents(self, path: str) -> dict:
-        return json.loads(self.request("GET", f"/api/contents/{path}"))
-
-    def shut_down_kernels(self):
-        "End every session and kernel of this lab (the training a failed test left in one included)."
-        for what in ("sessions", "kernels"):
-            for item in json.loads(self.request("GET", f"/api/{what}")):
-                try:
-                    self.request("DELETE", f"/api/{what}/{item['id']}")
-                except urllib.error.HTTPError as e:
-                    if e.code != 404:  # (gone meanwhile: a session's kernel ends with it)
-                        raise
-
-    def request(self, method: str, path: str) -> bytes:
-        req = urllib.request.Request(f"{self.base}{path}?token={self.token}", method=method)
-        with urllib.request.urlopen(req, timeout=60) as r:
-            return r.read()
+        with urllib.request.urlopen(f"{self.base}/api/contents/{path}?token={self.token}", timeout=30) as r:
+            return json.loads(r.read())
 
     def stop(self):
         try:
@@ -144,26 +128,9 @@ class Lab:
             os.killpg(self.proc.pid, signal.SIGKILL)
 
 
-@pytest.fixture(scope="module")
-def shared_lab(tmp_path_factory):
-    """One JupyterLab for the module (starting one takes seconds): each test writes its notebook into a folder of its
-    own under the lab's root, opens it in a workspace of its own and a fresh browser, and its kernels are shut down
-    when it ends."""
-    server = Lab(tmp_path_factory.mktemp("lab"))
-    yield server
-    server.stop()
-
-
 @pytest.fixture
-def lab(shared_lab):
-    "The shared lab, its kernels shut down after the test."
-    yield shared_lab
-    shared_lab.shut_down_kernels()
-
-
-@pytest.fixture
-def tutorial_lab(lab, tmp_path):
-    "The tutorial copied into the lab's root, with a budget long enough to watch and a known runs folder."
+def lab(tmp_path):
+    "The tutorial copied into a fresh lab root, with a budget long enough to watch and a known runs folder."
     text = (ROOT / "nbs" / "tutorial.live_training.ipynb").read_text()
     runs_dir = tmp_path / "runs"
     for old, new in [
@@ -173,20 +140,21 @@ def tutorial_lab(lab, tmp_path):
     ]:
         assert text.count(old) == 1, f"the tutorial no longer has {old!r}: update this test"
         text = text.replace(old, new)
-    (lab.root / "tutorial.ipynb").write_text(text)
-    lab.runs_dir = runs_dir
-    return lab
+    (tmp_path / "tutorial.ipynb").write_text(text)
+    server = Lab(tmp_path)
+    server.runs_dir = runs_dir
+    yield server
+    server.stop()
 
 
-def test_tutorial_live_in_jupyterlab(tutorial_lab, chromium):
+def test_tutorial_live_in_jupyterlab(lab):
     """Run the tutorial cell by cell: the dashboard renders from the installed packages, moves while the kernel
     answers other cells, pauses, takes a learning-rate change (recorded with its source), comes back after a reload,
     and says it is of an older session once the cell that makes the session runs again."""
-    lab = tutorial_lab
     errors, console = [], []
     shots = ARTIFACTS / "tutorial_in_lab"
     shots.mkdir(parents=True, exist_ok=True)
-    with loopback_page(chromium) as (page, blocked):
+    with loopback_only_page() as (page, blocked):
         page.on("pageerror", lambda e: errors.append(str(e)))
         page.on("response", lambda r: errors.append(f"{r.status} {r.url}") if r.status >= 400 else None)
         page.on("console", lambda m: console.append(f"{m.type}: {m.text}"[:300]))
@@ -405,13 +373,13 @@ def test_tutorial_live_in_jupyterlab(tutorial_lab, chromium):
     assert notebook_external_sources(lab.contents("tutorial.ipynb")["content"]) == []  # the executed tutorial's outputs
 
 
-def test_fallback_note_shows_when_the_dashboard_cannot_render(tmp_path, chromium):
+def test_fallback_note_shows_when_the_dashboard_cannot_render(tmp_path):
     "Where the dashboard's JavaScript never runs, its output explains itself in one line instead of staying empty."
     from workbench.app.charts import fallback_note
 
     page_file = tmp_path / "note.html"
     page_file.write_text(f"<html><body>{fallback_note('nothing-renders', delay_s=0.5)}</body></html>")
-    with loopback_page(chromium) as (page, blocked):
+    with loopback_only_page() as (page, blocked):
         page.goto(page_file.as_uri())
         note = page.locator(".wb-fallback")
         assert not note.is_visible()  # hidden while the dashboard may still come
@@ -420,62 +388,65 @@ def test_fallback_note_shows_when_the_dashboard_cannot_render(tmp_path, chromium
     assert blocked == []
 
 
-def test_your_own_env_tutorial_in_jupyterlab(lab, chromium):
+def test_your_own_env_tutorial_in_jupyterlab(tmp_path):
     """The env tutorial run cell by cell in a real JupyterLab: it writes a module, trains it from the notebook, the
     command line and a job, evaluates it, and shows the one-line errors; nothing from beyond loopback."""
-    server, folder = lab, lab.root / "env"  # (the tutorial's kernel works in its notebook's folder)
-    (folder / "experiments").mkdir(parents=True)
-    (folder / "experiments" / "train.ipynb").write_text((ROOT / "nbs" / "experiments" / "train.ipynb").read_text())
-    (folder / "env_tutorial.ipynb").write_text((ROOT / "nbs" / "tutorial.your_own_env.ipynb").read_text())
-    with loopback_page(chromium) as (page, blocked):
-        cells, run_button = open_in_lab(page, server, "env/env_tutorial.ipynb")
-        n = len(json.loads((folder / "env_tutorial.ipynb").read_text())["cells"])
-        wait_for(lambda: cells.count() == n, timeout=60, what=f"the {n} cells to render")
-        for i in range(n):
-            cell = cells.nth(i)
-            cell.locator(".jp-InputArea-prompt").click()
-            run_button.click()
-            if "jp-CodeCell" not in (cell.get_attribute("class") or ""):
-                continue
-            prompt = cell.locator(".jp-InputArea-prompt")
-            wait_for(
-                lambda: re.search(r"\[\d+\]", prompt.text_content() or ""),
-                timeout=180,
-                what=f"code cell {i} to run",
+    (tmp_path / "experiments").mkdir()
+    (tmp_path / "experiments" / "train.ipynb").write_text((ROOT / "nbs" / "experiments" / "train.ipynb").read_text())
+    (tmp_path / "env_tutorial.ipynb").write_text((ROOT / "nbs" / "tutorial.your_own_env.ipynb").read_text())
+    server = Lab(tmp_path)
+    try:
+        with loopback_only_page() as (page, blocked):
+            cells, run_button = open_in_lab(page, server, "env_tutorial.ipynb")
+            n = len(json.loads((tmp_path / "env_tutorial.ipynb").read_text())["cells"])
+            wait_for(lambda: cells.count() == n, timeout=60, what=f"the {n} cells to render")
+            for i in range(n):
+                cell = cells.nth(i)
+                cell.locator(".jp-InputArea-prompt").click()
+                run_button.click()
+                if "jp-CodeCell" not in (cell.get_attribute("class") or ""):
+                    continue
+                prompt = cell.locator(".jp-InputArea-prompt")
+                wait_for(
+                    lambda: re.search(r"\[\d+\]", prompt.text_content() or ""),
+                    timeout=180,
+                    what=f"code cell {i} to run",
+                )
+                # by textContent (a cell out of view has no innerText), of the text outputs (not HTML's scripts)
+                shown = cell.locator(
+                    ".jp-OutputArea-output[data-mime-type^='application/vnd.jupyter.std'],"
+                    " .jp-OutputArea-output[data-mime-type='text/plain']"
+                )
+                text = "\n".join(o.text_content() or "" for o in shown.all())
+                assert "Traceback" not in text and "Error:" not in text.replace("workbench: error:", ""), text[-2000:]
+            page.screenshot(path=str(ARTIFACTS / "env_tutorial_in_lab.png"), full_page=True)
+            page.locator(".jp-NotebookPanel-toolbar jp-button[data-command='docmanager:save']").click()
+            saved = lambda: all(
+                c.get("execution_count")
+                for c in server.contents("env_tutorial.ipynb")["content"]["cells"]
+                if c["cell_type"] == "code" and c["source"]  # (running the last cell added an empty one)
             )
-            # by textContent (a cell out of view has no innerText), of the text outputs (not HTML's scripts)
-            shown = cell.locator(
-                ".jp-OutputArea-output[data-mime-type^='application/vnd.jupyter.std'],"
-                " .jp-OutputArea-output[data-mime-type='text/plain']"
-            )
-            text = "\n".join(o.text_content() or "" for o in shown.all())
-            assert "Traceback" not in text and "Error:" not in text.replace("workbench: error:", ""), text[-2000:]
-        page.screenshot(path=str(ARTIFACTS / "env_tutorial_in_lab.png"), full_page=True)
-        page.locator(".jp-NotebookPanel-toolbar jp-button[data-command='docmanager:save']").click()
-        saved = lambda: all(
-            c.get("execution_count")
-            for c in server.contents("env/env_tutorial.ipynb")["content"]["cells"]
-            if c["cell_type"] == "code" and c["source"]  # (running the last cell added an empty one)
+            try:
+                wait_for(saved, timeout=60, what="the executed tutorial to be saved")
+            except AssertionError:
+                got = server.contents("env_tutorial.ipynb")["content"]["cells"]
+                print([(c["cell_type"], c.get("execution_count"), "".join(c["source"])[:40]) for c in got])
+                page.screenshot(path=str(ARTIFACTS / "env_tutorial_save_failed.png"), full_page=True)
+                raise
+        cells = server.contents("env_tutorial.ipynb")["content"]["cells"]
+        everything = "\n".join(
+            "".join(o.get("text", "")) + "".join(o.get("data", {}).get("text/plain", ""))
+            for c in cells
+            for o in c.get("outputs", [])
         )
-        try:
-            wait_for(saved, timeout=60, what="the executed tutorial to be saved")
-        except AssertionError:
-            got = server.contents("env/env_tutorial.ipynb")["content"]["cells"]
-            print([(c["cell_type"], c.get("execution_count"), "".join(c["source"])[:40]) for c in got])
-            page.screenshot(path=str(ARTIFACTS / "env_tutorial_save_failed.png"), full_page=True)
-            raise
-    cells = server.contents("env/env_tutorial.ipynb")["content"]["cells"]
-    everything = "\n".join(
-        "".join(o.get("text", "")) + "".join(o.get("data", {}).get("text/plain", ""))
-        for c in cells
-        for o in c.get("outputs", [])
-    )
-    assert re.search(r"greedy mean return 1\.00 over 50 episodes", everything), everything[-3000:]
-    assert "greedy: mean return 1.0" in everything
-    assert re.search(r"finished reports/train-\S+/index\.html", everything)
-    assert "unknown option 'lenght' (make takes length)" in everything
-    assert "module 'walker' has no callable 'maker'" in everything
-    assert blocked == [], f"the page tried to reach beyond loopback: {blocked[:5]}"
+        assert re.search(r"greedy mean return 1\.00 over 50 episodes", everything), everything[-3000:]
+        assert "greedy: mean return 1.0" in everything
+        assert re.search(r"finished reports/train-\S+/index\.html", everything)
+        assert "unknown option 'lenght' (make takes length)" in everything
+        assert "module 'walker' has no callable 'maker'" in everything
+        assert blocked == [], f"the page tried to reach beyond loopback: {blocked[:5]}"
+    finally:
+        server.stop()
 
 
 LM_NOTEBOOK = [
@@ -491,7 +462,7 @@ LM_NOTEBOOK = [
 ]
 
 
-def test_lm_dashboard_live_in_jupyterlab(lab, tmp_path, chromium):
+def test_lm_dashboard_live_in_jupyterlab(tmp_path):
     """A code agent's GRPO run from a notebook in a real JupyterLab: while a cell blocks the kernel (10 s at least, until
     the test has seen enough), its pass-rate chart and step counter go on moving and Pause shows within a step; after
     the cell, the view and the store agree."""
@@ -506,79 +477,81 @@ def test_lm_dashboard_live_in_jupyterlab(lab, tmp_path, chromium):
         "nbformat": 4,
         "nbformat_minor": 5,
     }
-    (lab.root / "lm").mkdir()
-    (lab.root / "lm" / "agent.ipynb").write_text(json.dumps(nb))
-    server = lab
-    with loopback_page(chromium) as (page, blocked):
-        cells, run_button = open_in_lab(page, server, "lm/agent.ipynb")
+    (tmp_path / "agent.ipynb").write_text(json.dumps(nb))
+    server = Lab(tmp_path)
+    try:
+        with loopback_only_page() as (page, blocked):
+            cells, run_button = open_in_lab(page, server, "agent.ipynb")
 
-        def run(i: int, wait: bool = True):
-            cell = cells.nth(i)
-            prompt = cell.locator(".jp-InputArea-prompt")
-            for _ in range(3):  # a request sent while the new kernel still connects can be lost: send it again
-                prompt.click()
-                run_button.click()
-                try:
-                    wait_for(lambda: re.search(r"\[(\*|\d+)\]", prompt.text_content() or ""), timeout=10)
-                    break
-                except AssertionError:
-                    continue
-            if wait:
-                wait_for(lambda: re.search(r"\[\d+\]", prompt.text_content() or ""), timeout=180, what=f"cell {i}")
-                stderr = cell.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
-                assert not stderr.filter(has_text="Traceback").count(), f"cell {i} failed"
-            return cell
+            def run(i: int, wait: bool = True):
+                cell = cells.nth(i)
+                prompt = cell.locator(".jp-InputArea-prompt")
+                for _ in range(3):  # a request sent while the new kernel still connects can be lost: send it again
+                    prompt.click()
+                    run_button.click()
+                    try:
+                        wait_for(lambda: re.search(r"\[(\*|\d+)\]", prompt.text_content() or ""), timeout=10)
+                        break
+                    except AssertionError:
+                        continue
+                if wait:
+                    wait_for(lambda: re.search(r"\[\d+\]", prompt.text_content() or ""), timeout=180, what=f"cell {i}")
+                    stderr = cell.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
+                    assert not stderr.filter(has_text="Traceback").count(), f"cell {i} failed"
+                return cell
 
-        wait_for(lambda: cells.count() == len(cells_src), timeout=60, what="the cells to render")
-        try:
-            for i in range(4):
-                run(i)
-        except AssertionError:
-            page.screenshot(path=str(ARTIFACTS / "lm_in_lab_failed.png"), full_page=True)
-            raise
-        step_count = page.locator(".wb-live .wb-step-count")
-        steps = lambda: int((step_count.text_content() or "").replace(",", "") or -1)
-        chart = page.locator(".wb-live .wb-chart-pass_rate .js-plotly-plot")
-        points = lambda: chart.evaluate("el => (el.data && el.data[0].x) ? el.data[0].x.length : 0")
-        wait_for(lambda: points() >= 2, timeout=120, what="the pass-rate chart to gain points")
+            wait_for(lambda: cells.count() == len(cells_src), timeout=60, what="the cells to render")
+            try:
+                for i in range(4):
+                    run(i)
+            except AssertionError:
+                page.screenshot(path=str(ARTIFACTS / "lm_in_lab_failed.png"), full_page=True)
+                raise
+            step_count = page.locator(".wb-live .wb-step-count")
+            steps = lambda: int((step_count.text_content() or "").replace(",", "") or -1)
+            chart = page.locator(".wb-live .wb-chart-pass_rate .js-plotly-plot")
+            points = lambda: chart.evaluate("el => (el.data && el.data[0].x) ? el.data[0].x.length : 0")
+            wait_for(lambda: points() >= 2, timeout=120, what="the pass-rate chart to gain points")
 
-        status = page.locator(".wb-live .wb-status-value")
-        busy = run(4, wait=False)
-        busy.locator(".jp-InputArea-prompt").get_by_text("[*]").wait_for(timeout=10_000)
-        began, seen = time.monotonic(), []
-        is_busy = lambda: "[*]" in (busy.locator(".jp-InputArea-prompt").text_content() or "")
-        moves = lambda k: sum(b[k] > a[k] for a, b in zip(seen, seen[1:]))
+            status = page.locator(".wb-live .wb-status-value")
+            busy = run(4, wait=False)
+            busy.locator(".jp-InputArea-prompt").get_by_text("[*]").wait_for(timeout=10_000)
+            began, seen = time.monotonic(), []
+            is_busy = lambda: "[*]" in (busy.locator(".jp-InputArea-prompt").text_content() or "")
+            moves = lambda k: sum(b[k] > a[k] for a, b in zip(seen, seen[1:]))
 
-        def watch(until):  # the counter and the chart, every 0.2 s, while the cell keeps the kernel busy
-            while is_busy() and not until():
-                seen.append((steps(), points(), time.monotonic()))
-                time.sleep(0.2)
+            def watch(until):  # the counter and the chart, every 0.2 s, while the cell keeps the kernel busy
+                while is_busy() and not until():
+                    seen.append((steps(), points(), time.monotonic()))
+                    time.sleep(0.2)
 
-        watch(lambda: time.monotonic() - began > 7)
-        paused_after = pause_and_resume(page, status, times=2)
-        # a slow machine steps slowly: the cell stays busy until both have moved 5 times (and 10 s have passed)
-        watch(lambda: moves(0) >= 5 and moves(1) >= 5 and time.monotonic() - began > 10)
-        still_busy = is_busy()
-        enough.touch()
-        wait_for(lambda: not is_busy(), timeout=30, what="the busy cell to end")
-        step_moves, chart_moves = moves(0), moves(1)
-        print(
-            f"LM run, while a cell ran: the counter moved {step_moves} times, the pass-rate chart {chart_moves} times"
-        )
-        # (about one GRPO step a second here, and a chart redrawn at most once a second)
-        assert step_moves >= 5 and chart_moves >= 5, seen
-        assert still_busy, "the busy cell ended before the test let it"
-        moved = [(n, t) for (m, _, _), (n, _, t) in zip(seen, seen[1:]) if n > m]  # (counter, when) at each move
-        step_s = statistics.median((t1 - t0) / (n1 - n0) for (n0, t0), (n1, t1) in zip(moved, moved[1:]))
-        print(f"a step every {step_s:.1f} s; 'paused' showed {paused_after} s after the clicks")
-        # Pause is honoured between steps: 'paused' shows after the step under way, the page's 0.5 s poll and the
-        # click's and the update's way through the browser and the server (at most 5 s)
-        assert min(paused_after) <= max(2.0, step_s + 1.5) and max(paused_after) <= 5.0, (paused_after, step_s)
+            watch(lambda: time.monotonic() - began > 7)
+            paused_after = pause_and_resume(page, status, times=2)
+            # a slow machine steps slowly: the cell stays busy until both have moved 5 times (and 10 s have passed)
+            watch(lambda: moves(0) >= 5 and moves(1) >= 5 and time.monotonic() - began > 10)
+            still_busy = is_busy()
+            enough.touch()
+            wait_for(lambda: not is_busy(), timeout=30, what="the busy cell to end")
+            step_moves, chart_moves = moves(0), moves(1)
+            print(
+                f"LM run, while a cell ran: the counter moved {step_moves} times, the pass-rate chart {chart_moves} times"
+            )
+            # (about one GRPO step a second here, and a chart redrawn at most once a second)
+            assert step_moves >= 5 and chart_moves >= 5, seen
+            assert still_busy, "the busy cell ended before the test let it"
+            moved = [(n, t) for (m, _, _), (n, _, t) in zip(seen, seen[1:]) if n > m]  # (counter, when) at each move
+            step_s = statistics.median((t1 - t0) / (n1 - n0) for (n0, t0), (n1, t1) in zip(moved, moved[1:]))
+            print(f"a step every {step_s:.1f} s; 'paused' showed {paused_after} s after the clicks")
+            # Pause is honoured between steps: 'paused' shows after the step under way, the page's 0.5 s poll and the
+            # click's and the update's way through the browser and the server (at most 5 s)
+            assert min(paused_after) <= max(2.0, step_s + 1.5) and max(paused_after) <= 5.0, (paused_after, step_s)
 
-        run(5)  # stop and wait: the view and the store agree on where it stopped
-        status.get_by_text("stopped").wait_for(timeout=60_000)
-        (row,) = RunStore(runs_dir).runs()
-        wait_for(lambda: steps() == row["global_step"], timeout=30, what="the view and the store to agree")
-        assert row["status"] == "stopped"
-        page.screenshot(path=str(ARTIFACTS / "lm_dashboard_in_lab.png"), full_page=True)
-    assert blocked == [], f"the page tried to reach beyond loopback: {blocked[:5]}"
+            run(5)  # stop and wait: the view and the store agree on where it stopped
+            status.get_by_text("stopped").wait_for(timeout=60_000)
+            (row,) = RunStore(runs_dir).runs()
+            wait_for(lambda: steps() == row["global_step"], timeout=30, what="the view and the store to agree")
+            assert row["status"] == "stopped"
+            page.screenshot(path=str(ARTIFACTS / "lm_dashboard_in_lab.png"), full_page=True)
+        assert blocked == [], f"the page tried to reach beyond loopback: {blocked[:5]}"
+    finally:
+        server.stop()
