@@ -133,20 +133,31 @@ FETCHES = re.compile(
 
 
 @contextlib.contextmanager
+def loopback_page(browser, width: int = 1280, height: int = 1000):
+    """A page of `browser` in a new context whose requests beyond loopback are aborted; yields (page, the URLs it was
+    refused) and closes the context."""
+    blocked = []
+    context = browser.new_context(viewport={"width": width, "height": height})
+    try:
+        context.route(NOT_LOOPBACK, lambda route: (blocked.append(route.request.url), route.abort()))
+        yield context.new_page(), blocked
+    finally:
+        context.close()
+
+
+@contextlib.contextmanager
 def loopback_only_page(width: int = 1280, height: int = 1000):
-    "A page in headless Chromium whose requests beyond loopback are aborted; yields (page, the URLs it was refused)."
+    "`loopback_page` in a headless Chromium of its own, closed after."
     assert os.path.exists(CHROMIUM), (
         "Debian's chromium is missing: tools/setup.sh installs it (apt-get install -y chromium)"
     )
     from playwright.sync_api import sync_playwright
 
-    blocked = []
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
-            context = browser.new_context(viewport={"width": width, "height": height})
-            context.route(NOT_LOOPBACK, lambda route: (blocked.append(route.request.url), route.abort()))
-            yield context.new_page(), blocked
+            with loopback_page(browser, width, height) as opened:
+                yield opened
         finally:
             browser.close()
 

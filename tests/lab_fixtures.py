@@ -1,12 +1,12 @@
 """One headless Chromium for a test module, shared by its browser tests (starting Playwright's driver and a browser
 takes seconds): each test opens its pages in a fresh context of its own (no cookies, storage or routes of another's).
-A module imports `chromium_fixture` and its tests ask for `chromium`."""
+A module imports `chromium_fixture` and its tests ask for `chromium` (pages: `conftest.loopback_page`)."""
 
 import contextlib, os
 
 import pytest
 
-from conftest import CHROMIUM, CHROMIUM_ARGS, NOT_LOOPBACK
+from conftest import CHROMIUM, CHROMIUM_ARGS
 
 
 @pytest.fixture(scope="module", name="chromium")
@@ -24,19 +24,6 @@ def chromium_fixture():
             yield browser
         finally:
             browser.close()
-
-
-@contextlib.contextmanager
-def loopback_page(browser, width: int = 1280, height: int = 1000):
-    """A page of `browser` in a new context whose requests beyond loopback are aborted, as `loopback_only_page` gives;
-    yields (page, the URLs it was refused) and closes the context."""
-    blocked = []
-    context = browser.new_context(viewport={"width": width, "height": height})
-    try:
-        context.route(NOT_LOOPBACK, lambda route: (blocked.append(route.request.url), route.abort()))
-        yield context.new_page(), blocked
-    finally:
-        context.close()
 
 
 @contextlib.contextmanager

@@ -7,8 +7,8 @@ import json, re, subprocess, sys, time, urllib.request
 from pathlib import Path
 
 import pytest
-from conftest import free_port, remote_fetches, wait_for
-from lab_fixtures import chromium_fixture, loopback_page  # noqa: F401  (the fixture `chromium`)
+from conftest import free_port, remote_fetches, wait_for, loopback_page
+from lab_fixtures import chromium_fixture  # noqa: F401  (the fixture `chromium`)
 
 ROOT = Path(__file__).resolve().parents[1]
 

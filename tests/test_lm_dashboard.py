@@ -6,8 +6,8 @@ import re, time
 
 import pytest
 
-from conftest import ARTIFACTS, free_port, wait_for
-from lab_fixtures import chromium_fixture, loopback_page  # noqa: F401  (the fixture `chromium`)
+from conftest import ARTIFACTS, free_port, wait_for, loopback_page
+from lab_fixtures import chromium_fixture  # noqa: F401  (the fixture `chromium`)
 from test_app import Server
 from workbench.app.charts import chart_figure
 from workbench.app.views import chart_set

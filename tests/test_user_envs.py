@@ -59,14 +59,10 @@ def run(args, cwd, code=0):
 @pytest.fixture
 def folder(tmp_path, monkeypatch):
     """The user's folder as the current one, for `workbench` run in this process (`in_process`): the modules imported
-    from it, `sys.path` and torch's thread count are put back afterwards."""
-    import torch
-
+    from it and `sys.path` are put back afterwards."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(sys, "path", list(sys.path))  # `workbench` adds the current folder, as `python -m` would
-    threads = torch.get_num_threads()
     yield tmp_path
-    torch.set_num_threads(threads)
     for name, module in list(sys.modules.items()):
         if str(getattr(module, "__file__", None) or "").startswith(str(tmp_path)):
             del sys.modules[name]
