@@ -248,12 +248,35 @@ def ray_cluster():
 # Under `--dist loadfile` each worker takes whole files in collection order; tools/test.sh passes
 # `--no-loadscope-reorder`, since xdist otherwise orders files by their number of tests and left the one-test files of
 # a minute (the solve, zoo and GPU-bench checks) to the end, run by one worker while the other sat idle.
+def docs_build_rc(timeout: float = 1800) -> "int | None":
+    """`make test` builds the docs site (every notebook run, then mkdocs) beside pytest, not before it: the two fill
+    each other's idle time on CI's two cores. It says where in `WORKBENCH_DOCS_BUILD` (a path; `.log` and, once the
+    build has ended, `.rc` beside it). Wait for the build to end: its exit status; None where no build runs beside."""
+    where = os.environ.get("WORKBENCH_DOCS_BUILD")
+    if not where:
+        return None
+    rc = Path(where + ".rc")
+    wait_for(rc.exists, timeout=timeout, interval=1.0, what="the docs build beside pytest to end")
+    return int(rc.read_text().strip() or 1)
+
+
+@pytest.fixture(scope="module")
+def machine_to_ourselves():
+    """For the files whose checks look at the whole machine (no sandbox uid's process left, no shared-memory block
+    left): the docs build's notebooks, which start sandboxes and shared-memory blocks of their own, have ended."""
+    docs_build_rc()
+
+
+# The order files start in: first the learning tests, which only compute (no timed waits: tools/test.sh builds the docs
+# site beside them, on the same cores), then the slowest files first, so that both processes end together; the files
+# that wait for that build (docs_build_rc) come late, when it has ended.
 SLOW_FIRST = [
-    "test_tutorial_in_lab.py", "test_sweep.py", "test_solve.py", "test_zoo.py", "test_fused.py", "test_bad_input.py",
-    "test_team.py", "test_cli.py", "test_distributed.py", "test_batch.py", "test_resume.py", "test_user_envs.py",
-    "test_lm_train.py", "test_app.py", "test_zoo_bench.py", "test_judges.py", "test_jobs.py", "test_sde.py",
-    "test_lm_dashboard.py", "test_hostile.py", "test_env_batches.py", "test_legacy.py", "test_export.py",
-    "test_planpath.py", "test_trading.py", "test_reports.py", "test_grpo_gpu_bench.py", "test_serve_pages.py",
+    "test_solve.py", "test_fused.py", "test_zoo.py",
+    "test_tutorial_in_lab.py", "test_sweep.py", "test_bad_input.py", "test_team.py", "test_cli.py", "test_batch.py",
+    "test_resume.py", "test_user_envs.py", "test_lm_train.py", "test_app.py", "test_zoo_bench.py", "test_jobs.py",
+    "test_sde.py", "test_lm_dashboard.py", "test_env_batches.py", "test_legacy.py", "test_export.py", "test_planpath.py",
+    "test_trading.py", "test_reports.py", "test_grpo_gpu_bench.py", "test_serve_pages.py",
+    "test_distributed.py", "test_judges.py", "test_hostile.py",
 ]  # fmt: skip
 
 

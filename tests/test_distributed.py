@@ -8,7 +8,8 @@ import torch
 
 from workbench.runs.store import RunStore
 
-pytestmark = pytest.mark.multiproc
+# (its last check: no shared-memory block of any process left on the machine)
+pytestmark = [pytest.mark.multiproc, pytest.mark.usefixtures("machine_to_ourselves")]
 
 
 def launch_cmd() -> list:

@@ -3,11 +3,11 @@ its folder (file://) with every request beyond loopback aborted and counted: the
 the CLI reference and a report from the gallery render, and the search finds the code-agent guide; the same search
 served by `make docs-serve` on loopback. A broken link fails the build. The README is what `nbs/index.ipynb` gives."""
 
-import json, re, subprocess, sys, time, urllib.request
+import json, os, re, subprocess, sys, time, urllib.request
 from pathlib import Path
 
 import pytest
-from conftest import free_port, remote_fetches, wait_for, loopback_page
+from conftest import docs_build_rc, free_port, remote_fetches, wait_for, loopback_page
 from lab_fixtures import chromium_fixture  # noqa: F401  (the fixture `chromium`)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -15,9 +15,13 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory) -> Path:
-    "`make test` builds `_docs/` before pytest (in place of nbdev_test); alone, this builds it (a few minutes)."
-    built = ROOT / "_docs"
-    if not (built / "index.html").exists():
+    """`make test` builds `_docs/` beside pytest (in place of nbdev_test): wait for it; alone, this builds it (a few
+    minutes) where it is missing."""
+    built, rc = ROOT / "_docs", docs_build_rc()
+    if rc is not None:
+        log = Path(os.environ["WORKBENCH_DOCS_BUILD"] + ".log")
+        assert rc == 0, "the docs build failed:\n" + log.read_text()[-4000:]
+    elif not (built / "index.html").exists():
         r = subprocess.run(
             [sys.executable, "tools/docs.py", "build"], cwd=ROOT, capture_output=True, text=True, timeout=1200
         )

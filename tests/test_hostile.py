@@ -22,9 +22,12 @@ from workbench.judge.responses import ExecutionJudge
 from workbench.judge.sandbox import Limits, namespaces_available, run_sandboxed
 from workbench.judge.verdicts import from_plain, to_plain
 
-pytestmark = pytest.mark.skipif(
-    not namespaces_available(), reason="needs root and unshare: the uids that keep the verdict out of reach"
-)
+pytestmark = [
+    pytest.mark.skipif(
+        not namespaces_available(), reason="needs root and unshare: the uids that keep the verdict out of reach"
+    ),
+    pytest.mark.usefixtures("machine_to_ourselves"),  # it checks that no sandbox's process is left on the machine
+]
 
 PROMPT = "# Write add(a, b): the sum of a and b.\n"
 TESTS = [

@@ -13,6 +13,9 @@ from conftest import ROOT, workbench, workbench_main
 from workbench.judge.responses import EnsembleJudge, ExecutionJudge, JudgeError, LLMJudge, Score, StaticJudge
 from workbench.judge.sandbox import Limits, namespaces_available
 
+# (a check of the hostile responses: no sandbox's process left on the machine)
+pytestmark = pytest.mark.usefixtures("machine_to_ourselves")
+
 TESTS = ["assert answer() == 42"]
 LIMITS = Limits(cpu_s=1, wall_s=4, memory_mb=256, file_mb=8, processes=16, output_kb=64)
 

@@ -98,12 +98,16 @@ def build_wheel(constraint: str) -> Path:
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--constraint", required=True)
-    ap.add_argument("--cached-only", action="store_true", help="install the wheel built before, else exit 3 at once")
+    ap.add_argument("--constraint")
+    ap.add_argument(
+        "--cached-path", action="store_true", help="print the wheel built before (else exit 3); install nothing"
+    )
     args = ap.parse_args()
     wheels = sorted(wheel_dir().glob(f"pufferlib-{VERSION}-*.whl"))
-    if args.cached_only and not wheels:
-        sys.exit(3)
+    if args.cached_path:
+        sys.exit(print(wheels[-1]) if wheels else 3)
+    if not args.constraint:
+        ap.error("--constraint is needed to build or install")
     wheel = wheels[-1] if wheels else build_wheel(os.path.abspath(args.constraint))
     pip = [sys.executable, "-m", "pip", "install", "--quiet", "--constraint", args.constraint]
     subprocess.run([*pip, str(wheel)], check=True)

@@ -17,9 +17,18 @@ ruff format --check --quiet tests bench tools || { echo "ruff format --check fai
 
 # Every notebook runs once, as nbdev_test runs it (the same shell, the same cells left out, two at a time), and the
 # outputs become the docs site: mkdocs in strict mode fails on a broken link or a missing page (tests/test_docs_site.py
-# then opens the site in Chromium).
-echo "== $(date +%T) the notebooks, and the docs site built from them (tools/docs.py build)"
-python tools/docs.py build || { echo "a notebook or the docs site failed"; exit 1; }
+# then opens the site in Chromium). It runs beside pytest, not before it: pytest's browser, lab and subprocess tests
+# wait more than they compute (its two processes keep ~1.7 of CI's 2 cores busy), and the build fills that time.
+# The tests that need the site, or that look at the whole machine's processes, wait for it (tests/conftest.py's
+# docs_build_rc); the learning tests, which only compute, go first (SLOW_FIRST).
+mkdir -p test-artifacts
+export WORKBENCH_DOCS_BUILD=$PWD/test-artifacts/docs-build
+rm -f "$WORKBENCH_DOCS_BUILD".rc "$WORKBENCH_DOCS_BUILD".log
+echo "== $(date +%T) the notebooks, and the docs site built from them (tools/docs.py build), beside pytest"
+( python tools/docs.py build >"$WORKBENCH_DOCS_BUILD.log" 2>&1; echo $? >"$WORKBENCH_DOCS_BUILD.rc.part"
+  mv "$WORKBENCH_DOCS_BUILD.rc.part" "$WORKBENCH_DOCS_BUILD.rc" ) &
+docs=$!
+trap 'pkill -P $docs 2>/dev/null; kill $docs 2>/dev/null' EXIT
 
 # Two processes, each taking whole files (a file's fixtures and servers stay in one process): the browser, lab and
 # subprocess tests wait more than they compute, so two at a time fill CI's two cores. The longest files go first
@@ -28,5 +37,12 @@ echo "== $(date +%T) pytest (tests/, 2 processes)"
 pytest -n 2 --dist loadfile --no-loadscope-reorder "$@"
 rc=$?
 if [ $rc -eq 5 ]; then echo "pytest collected no tests: failing, so an empty run is not mistaken for a pass"; exit 1; fi
+wait $docs
+if [ "$(cat "$WORKBENCH_DOCS_BUILD.rc" 2>/dev/null)" != 0 ]; then
+  grep -vE "^(Column|<IPython|    )" "$WORKBENCH_DOCS_BUILD.log" | tail -n 60
+  echo "a notebook or the docs site failed (the whole log: test-artifacts/docs-build.log)"; exit 1
+fi
+echo "== $(date +%T) the notebooks and the docs site, built beside pytest (each notebook's time: test-artifacts/docs-build.log):"
+grep -E "^(notebooks run|site built) in" "$WORKBENCH_DOCS_BUILD.log"
 echo "== $(date +%T) done"
 exit $rc
