@@ -206,10 +206,10 @@ def processes_of(tmp):
     return found
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def ray_cluster():
-    """A local Ray cluster (head node, 2 CPUs), started once for the tests that use it (`workbench batch --ray`,
-    `workbench sweep --ray`: each starts and stops 9 and 7 s) and stopped at the end of the session."""
+    """A local Ray cluster (head node, 2 CPUs), started once for a file's tests that use it (`workbench batch --ray`,
+    `workbench sweep --ray`, in tests/test_on_ray.py) and stopped after them."""
     pytest.importorskip("ray")
     ray_bin = Path(sys.executable).parent / "ray"
     port = free_port()
@@ -244,10 +244,6 @@ def ray_cluster():
         subprocess.run([str(ray_bin), "stop", "--force"], env=env, capture_output=True, timeout=120)
 
 
-# The test files that take longest, longest first (about 165 s down to 25 s each in a CI run on 2 cores, 2026-11-29).
-# Under `--dist loadfile` each worker takes whole files in collection order; tools/test.sh passes
-# `--no-loadscope-reorder`, since xdist otherwise orders files by their number of tests and left the one-test files of
-# a minute (the solve, zoo and GPU-bench checks) to the end, run by one worker while the other sat idle.
 def docs_build_rc(timeout: float = 1800) -> "int | None":
     """`make test` builds the docs site (every notebook run, then mkdocs) beside pytest, not before it: the two fill
     each other's idle time on CI's two cores. It says where in `WORKBENCH_DOCS_BUILD` (a path; `.log` and, once the
@@ -267,15 +263,17 @@ def machine_to_ourselves():
     docs_build_rc()
 
 
-# The order files start in: first the learning tests, which only compute (no timed waits: tools/test.sh builds the docs
-# site beside them, on the same cores), then the slowest files first, so that both processes end together; the files
-# that wait for that build (docs_build_rc) come late, when it has ended.
+# Under `--dist loadfile` each worker takes whole files in this order (tools/test.sh passes `--no-loadscope-reorder`:
+# xdist otherwise orders files by their number of tests, and left the one-test files of a minute to the end, run by one
+# worker while the other sat idle). First the learning tests, which only compute (no timed waits: tools/test.sh builds
+# the docs site beside them, on the same cores); then the slowest files first, so that both workers end together; the
+# files that wait for that build (docs_build_rc) late, when it has ended.
 SLOW_FIRST = [
     "test_solve.py", "test_fused.py", "test_zoo.py",
-    "test_tutorial_in_lab.py", "test_sweep.py", "test_bad_input.py", "test_team.py", "test_cli.py", "test_batch.py",
-    "test_resume.py", "test_user_envs.py", "test_lm_train.py", "test_app.py", "test_zoo_bench.py", "test_jobs.py",
-    "test_sde.py", "test_lm_dashboard.py", "test_env_batches.py", "test_legacy.py", "test_export.py", "test_planpath.py",
-    "test_trading.py", "test_reports.py", "test_grpo_gpu_bench.py", "test_serve_pages.py",
+    "test_tutorial_in_lab.py", "test_sweep.py", "test_on_ray.py", "test_bad_input.py", "test_team.py", "test_cli.py",
+    "test_batch.py", "test_resume.py", "test_user_envs.py", "test_lm_train.py", "test_app.py", "test_zoo_bench.py",
+    "test_jobs.py", "test_sde.py", "test_lm_dashboard.py", "test_env_batches.py", "test_legacy.py", "test_export.py",
+    "test_planpath.py", "test_trading.py", "test_reports.py", "test_grpo_gpu_bench.py", "test_serve_pages.py",
     "test_distributed.py", "test_judges.py", "test_hostile.py",
 ]  # fmt: skip
 
@@ -284,3 +282,15 @@ def pytest_collection_modifyitems(config, items):
     "The slowest files first (`SLOW_FIRST`), the rest after them in their own order; within a file, its order."
     rank = {name: i for i, name in enumerate(SLOW_FIRST)}
     items.sort(key=lambda item: rank.get(item.path.name, len(SLOW_FIRST)))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """Each test's start and end on the wall clock, a JSON line a test in test-artifacts/timeline-<worker>.jsonl: what
+    each worker ran when, to see where CI's two cores sat idle (`tools/timeline.py` draws it)."""
+    start = time.time()
+    yield
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with open(ARTIFACTS / f"timeline-{worker}.jsonl", "a") as f:
+        f.write(json.dumps({"test": item.nodeid, "start": round(start, 2), "end": round(time.time(), 2)}) + "\n")

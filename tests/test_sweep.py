@@ -208,46 +208,6 @@ def test_pbt_copies_checkpoints_and_the_perturbed_values_are_in_effect(tmp_path)
     assert integrity(tmp_path / "runs") == "ok"
 
 
-def test_sweep_on_ray(tmp_path, ray_cluster):
-    address, env = ray_cluster
-    cfg = sweep_file(tmp_path, SMALL + "total_timesteps = 1024\n[sweep]\ntrials = 2\nmax_parallel = 2\n" + LR)
-    proc = start_workbench(
-        "sweep",
-        "--config",
-        cfg,
-        "--ray",
-        address,
-        "--runs-dir",
-        "runs",
-        "--json",
-        cwd=tmp_path,
-        env=env,
-        stderr=subprocess.STDOUT,
-    )
-
-    def trial_parents():  # the trial processes are children of Ray's workers, not of the sweep command
-        return [p.parent() for p in processes_of(tmp_path) if "workbench.jobs.sweep" in " ".join(p.cmdline())]
-
-    parents = wait_for(trial_parents, timeout=120, interval=0.1, what="a trial process")
-    assert all(p.pid != proc.pid and "ray::" in " ".join(p.cmdline()) for p in parents), [p.cmdline() for p in parents]
-    out = proc.communicate(timeout=400)[0]
-    assert proc.returncode == 0, out[-3000:]
-    row = json.loads(out.strip().splitlines()[-1])
-    trials = RunStore(tmp_path / "runs").trials(row["id"])
-    assert row["status"] == "finished" and [t["status"] for t in trials] == ["finished", "finished"]
-    # Protein: the first trial is the search centre (the experiment's own learning rate, 2.5e-3).
-    assert trials[0]["parameters"]["learning_rate"] == pytest.approx(2.5e-3)
-
-    # Population-based training on the same cluster: each member's round is a Ray task (2 members, 2 rounds).
-    cfg = sweep_file(tmp_path, SMALL + "total_timesteps = 1024\n" + PBT.replace("rounds = 3", "rounds = 2"), "pbt.toml")
-    r = workbench(
-        "sweep", "--config", cfg, "--ray", address, "--runs-dir", "runs", "--json", cwd=tmp_path, env=env, timeout=400
-    )
-    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
-    row = json.loads(r.stdout.strip().splitlines()[-1])
-    assert row["status"] == "finished" and len(RunStore(tmp_path / "runs").lineage(row["id"])) == 4
-
-
 BAD = [
     (LR.replace("log_normal", "lognormal"), "unknown distribution 'lognormal'"),
     (LR.replace("min = 1e-4", "min = 1e-1"), "min 0.1 must be below max 0.01"),

@@ -23,18 +23,21 @@ ruff format --check --quiet tests bench tools || { echo "ruff format --check fai
 # docs_build_rc); the learning tests, which only compute, go first (SLOW_FIRST).
 mkdir -p test-artifacts
 export WORKBENCH_DOCS_BUILD=$PWD/test-artifacts/docs-build
-rm -f "$WORKBENCH_DOCS_BUILD".rc "$WORKBENCH_DOCS_BUILD".log
+rm -f "$WORKBENCH_DOCS_BUILD".rc "$WORKBENCH_DOCS_BUILD".log test-artifacts/timeline-*.jsonl test-artifacts/cpu.txt
+# The machine's CPU counters every 5 s, for tools/timeline.py (with the tests' own timeline: where the cores sat idle).
+( while sleep 5; do echo "$(date +%s) $(head -1 /proc/stat | cut -d' ' -f3-)" >>test-artifacts/cpu.txt; done ) &
+sampler=$!
 echo "== $(date +%T) the notebooks, and the docs site built from them (tools/docs.py build), beside pytest"
 ( python tools/docs.py build >"$WORKBENCH_DOCS_BUILD.log" 2>&1; echo $? >"$WORKBENCH_DOCS_BUILD.rc.part"
   mv "$WORKBENCH_DOCS_BUILD.rc.part" "$WORKBENCH_DOCS_BUILD.rc" ) &
 docs=$!
-trap 'pkill -P $docs 2>/dev/null; kill $docs 2>/dev/null' EXIT
+trap 'pkill -P $docs 2>/dev/null; kill $docs $sampler 2>/dev/null' EXIT
 
-# Two processes, each taking whole files (a file's fixtures and servers stay in one process): the browser, lab and
-# subprocess tests wait more than they compute, so two at a time fill CI's two cores. The longest files go first
-# (tests/conftest.py's SLOW_FIRST), so that both end together.
-echo "== $(date +%T) pytest (tests/, 2 processes)"
-pytest -n 2 --dist loadfile --no-loadscope-reorder "$@"
+# Three processes, each taking whole files (a file's fixtures and servers stay in one process): the browser, lab and
+# subprocess tests wait more than they compute, and two at a time left a sixth of CI's two cores idle (tools/timeline.py
+# shows it). The longest files go first (tests/conftest.py's SLOW_FIRST), so that all end together.
+echo "== $(date +%T) pytest (tests/, ${WORKBENCH_TEST_WORKERS:-3} processes)"
+pytest -n "${WORKBENCH_TEST_WORKERS:-3}" --dist loadfile --no-loadscope-reorder "$@"
 rc=$?
 if [ $rc -eq 5 ]; then echo "pytest collected no tests: failing, so an empty run is not mistaken for a pass"; exit 1; fi
 wait $docs
@@ -44,5 +47,7 @@ if [ "$(cat "$WORKBENCH_DOCS_BUILD.rc" 2>/dev/null)" != 0 ]; then
 fi
 echo "== $(date +%T) the notebooks and the docs site, built beside pytest (each notebook's time: test-artifacts/docs-build.log):"
 grep -E "^(notebooks run|site built) in" "$WORKBENCH_DOCS_BUILD.log"
+kill $sampler 2>/dev/null
+python tools/timeline.py test-artifacts   # each worker's busy time and end, the CPU's use a minute
 echo "== $(date +%T) done"
 exit $rc

@@ -1,0 +1,77 @@
+"""Where a `make test` run's time went: each pytest worker's files in the order it ran them, when each worker ended, and
+the machine's CPU use minute by minute (tools/test.sh samples /proc/stat into test-artifacts/cpu.txt).
+
+    python tools/timeline.py [test-artifacts]      # after make test; prints a few lines (the whole table: --files)
+"""
+
+import argparse, collections, json
+from pathlib import Path
+
+
+def load(folder: Path) -> dict:
+    "Each worker's tests, in the order they ran: {worker: [(nodeid, start, end)]}."
+    out = {}
+    for f in sorted(folder.glob("timeline-*.jsonl")):
+        rows = [json.loads(line) for line in f.read_text().splitlines() if line.strip()]
+        out[f.stem.removeprefix("timeline-")] = sorted(
+            ((r["test"], r["start"], r["end"]) for r in rows), key=lambda r: r[1]
+        )
+    return out
+
+
+def files(tests: list) -> list:
+    "A worker's files in order: (file, start, end, seconds in its tests)."
+    spans = collections.OrderedDict()
+    for nodeid, s, e in tests:
+        name = nodeid.split("::")[0]
+        a, b, t = spans.get(name, (s, e, 0.0))
+        spans[name] = (min(a, s), max(b, e), t + e - s)
+    return [(k, *v) for k, v in spans.items()]
+
+
+def cpu_minutes(path: Path, t0: float) -> list:
+    "The share of all cores busy in each minute from `t0`, from lines 'time user nice system idle iowait ...' of /proc/stat."
+    rows = (
+        [list(map(float, line.split())) for line in path.read_text().splitlines() if line.strip()]
+        if path.exists()
+        else []
+    )
+    out, prev = collections.defaultdict(lambda: [0.0, 0.0]), None
+    for r in rows:
+        if prev is not None and r[0] >= t0:
+            busy = sum(r[1:4]) - sum(prev[1:4]) + sum(r[6:9]) - sum(prev[6:9])
+            idle = r[4] + r[5] - prev[4] - prev[5]
+            m = out[int((r[0] - t0) // 60)]
+            m[0] += busy
+            m[1] += busy + idle
+        prev = r
+    return [round(b / t, 2) if t else 0.0 for _, (b, t) in sorted(out.items())]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("folder", nargs="?", default="test-artifacts")
+    ap.add_argument("--files", action="store_true", help="every file of every worker, with its start and length")
+    a = ap.parse_args()
+    folder = Path(a.folder)
+    workers = load(folder)
+    if not workers:
+        raise SystemExit(f"no timeline-*.jsonl in {folder}: run make test first")
+    t0 = min(t[0][1] for t in workers.values())
+    end = max(t[-1][2] for t in workers.values())
+    for w, tests in workers.items():
+        busy = sum(e - s for _, s, e in tests)
+        last = tests[-1][2]
+        print(
+            f"{w}: {len(tests)} tests, busy {busy:.0f} s of {last - t0:.0f} s, ended {end - last:.0f} s before the last"
+        )
+        if a.files:
+            for name, s, e, t in files(tests):
+                print(f"    {s - t0:6.0f} s  {e - s:6.1f} s  {name}")
+    shares = cpu_minutes(folder / "cpu.txt", t0)
+    if shares:
+        print("CPU busy a minute (share of all cores, from pytest's start):", " ".join(f"{x:.2f}" for x in shares))
+
+
+if __name__ == "__main__":
+    main()
