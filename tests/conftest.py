@@ -259,22 +259,29 @@ def docs_build_rc(timeout: float = 1800) -> "int | None":
 @pytest.fixture(scope="module")
 def machine_to_ourselves():
     """For the files whose checks look at the whole machine (no sandbox uid's process left, no shared-memory block
-    left): the docs build's notebooks, which start sandboxes and shared-memory blocks of their own, have ended."""
+    left): the docs build's notebooks, which start sandboxes and shared-memory blocks of their own, have ended, and no
+    other such file runs meanwhile (in another pytest process, or another checkout's tests: a lock on the machine)."""
+    import fcntl, tempfile
+
     docs_build_rc()
+    with open(Path(tempfile.gettempdir()) / "workbench-tests-whole-machine.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        yield
 
 
 # Under `--dist loadfile` each worker takes whole files in this order (tools/test.sh passes `--no-loadscope-reorder`:
 # xdist otherwise orders files by their number of tests, and left the one-test files of a minute to the end, run by one
 # worker while the other sat idle). First the learning tests, which only compute (no timed waits: tools/test.sh builds
-# the docs site beside them, on the same cores); then the slowest files first, so that both workers end together; the
-# files that wait for that build (docs_build_rc) late, when it has ended.
+# the docs site beside them, on the same cores); then the slowest files first, so that both workers end together. The
+# three files that wait for that build and take the machine to themselves (`machine_to_ourselves`) start after it has
+# ended, and apart from each other.
 SLOW_FIRST = [
     "test_solve.py", "test_fused.py", "test_zoo.py",
     "test_tutorial_in_lab.py", "test_sweep.py", "test_on_ray.py", "test_bad_input.py", "test_team.py", "test_cli.py",
-    "test_batch.py", "test_resume.py", "test_user_envs.py", "test_lm_train.py", "test_app.py", "test_zoo_bench.py",
-    "test_jobs.py", "test_sde.py", "test_lm_dashboard.py", "test_env_batches.py", "test_legacy.py", "test_export.py",
-    "test_planpath.py", "test_trading.py", "test_reports.py", "test_grpo_gpu_bench.py", "test_serve_pages.py",
-    "test_distributed.py", "test_judges.py", "test_hostile.py",
+    "test_judges.py", "test_batch.py", "test_resume.py", "test_user_envs.py", "test_lm_train.py", "test_app.py",
+    "test_distributed.py", "test_zoo_bench.py", "test_jobs.py", "test_sde.py", "test_lm_dashboard.py",
+    "test_env_batches.py", "test_hostile.py", "test_legacy.py", "test_export.py", "test_planpath.py", "test_trading.py",
+    "test_reports.py", "test_grpo_gpu_bench.py", "test_serve_pages.py",
 ]  # fmt: skip
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import TINY, workbench, last_json
+from conftest import TINY, last_json, workbench, workbench_main
 
 
 def test_train_then_eval_smoke(runs_dir):
@@ -88,7 +88,10 @@ def test_config_file_and_flag_precedence(runs_dir, tmp_path):
     ],
 )
 def test_policies_and_envs_train(runs_dir, policy, env, extra):
-    r = workbench(
+    # In this process, but bf16 (accelerate's state is set once a process) and torch.compile (inductor's caches and
+    # threads stay out of this one): a process each
+    run = workbench if {"--compile", "--bf16"} & set(extra) else workbench_main
+    r = run(
         "train", "--env", env, "--policy", policy, "--total-steps", 64, *TINY, *extra, "--runs-dir", runs_dir, "--json"
     )
     assert r.returncode == 0, r.stderr
@@ -96,11 +99,11 @@ def test_policies_and_envs_train(runs_dir, policy, env, extra):
 
 
 def test_envs_lists_sources():
-    r = workbench("envs", "--json")
+    r = workbench_main("envs", "--json")
     assert r.returncode == 0, r.stderr
     listing = last_json(r.stdout)
     assert "puffer:cartpole" in listing["puffer"] and "gym:CartPole-v1" in listing["gym"]
-    text = workbench("envs")
+    text = workbench_main("envs")
     assert "PufferLib Ocean envs" in text.stdout and "gym:Pendulum-v1" in text.stdout
 
 

@@ -33,11 +33,11 @@ echo "== $(date +%T) the notebooks, and the docs site built from them (tools/doc
 docs=$!
 trap 'pkill -P $docs 2>/dev/null; kill $docs $sampler 2>/dev/null' EXIT
 
-# Three processes, each taking whole files (a file's fixtures and servers stay in one process): the browser, lab and
-# subprocess tests wait more than they compute, and two at a time left a sixth of CI's two cores idle (tools/timeline.py
-# shows it). The longest files go first (tests/conftest.py's SLOW_FIRST), so that all end together.
-echo "== $(date +%T) pytest (tests/, ${WORKBENCH_TEST_WORKERS:-3} processes)"
-pytest -n "${WORKBENCH_TEST_WORKERS:-3}" --dist loadfile --no-loadscope-reorder "$@"
+# Two processes, each taking whole files (a file's fixtures and servers stay in one process): with the docs build beside
+# them they keep CI's two cores busy (tools/timeline.py shows it; three processes were no faster, the cores being full).
+# The longest files go first (tests/conftest.py's SLOW_FIRST), so that both end together.
+echo "== $(date +%T) pytest (tests/, 2 processes)"
+pytest -n 2 --dist loadfile --no-loadscope-reorder "$@"
 rc=$?
 if [ $rc -eq 5 ]; then echo "pytest collected no tests: failing, so an empty run is not mistaken for a pass"; exit 1; fi
 wait $docs
