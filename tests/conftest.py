@@ -291,6 +291,13 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=lambda item: rank.get(item.path.name, len(SLOW_FIRST)))
 
 
+def pytest_configure(config):
+    "A new run's timeline: the last run's, of every worker, goes (in the main process, before any worker starts)."
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        for old in ARTIFACTS.glob("timeline-*.jsonl"):
+            old.unlink(missing_ok=True)
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
     """Each test's start and end on the wall clock, a JSON line a test in test-artifacts/timeline-<worker>.jsonl: what

@@ -109,8 +109,9 @@ def main():
     if not args.constraint:
         ap.error("--constraint is needed to build or install")
     wheel = wheels[-1] if wheels else build_wheel(os.path.abspath(args.constraint))
-    pip = [sys.executable, "-m", "pip", "install", "--quiet", "--constraint", args.constraint]
-    subprocess.run([*pip, str(wheel)], check=True)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--constraint", args.constraint, str(wheel)], check=True
+    )
 
 
 if __name__ == "__main__":

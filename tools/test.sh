@@ -23,7 +23,7 @@ ruff format --check --quiet tests bench tools || { echo "ruff format --check fai
 # docs_build_rc); the learning tests, which only compute, go first (SLOW_FIRST).
 mkdir -p test-artifacts
 export WORKBENCH_DOCS_BUILD=$PWD/test-artifacts/docs-build
-rm -f "$WORKBENCH_DOCS_BUILD".rc "$WORKBENCH_DOCS_BUILD".log test-artifacts/timeline-*.jsonl test-artifacts/cpu.txt
+rm -f "$WORKBENCH_DOCS_BUILD".rc "$WORKBENCH_DOCS_BUILD".log test-artifacts/cpu.txt
 # The machine's CPU counters every 5 s, for tools/timeline.py (with the tests' own timeline: where the cores sat idle).
 ( while sleep 5; do echo "$(date +%s) $(head -1 /proc/stat | cut -d' ' -f3-)" >>test-artifacts/cpu.txt; done ) &
 sampler=$!

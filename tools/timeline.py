@@ -20,12 +20,11 @@ def load(folder: Path) -> dict:
 
 
 def files(tests: list) -> list:
-    "A worker's files in order: (file, start, end, seconds in its tests)."
-    spans = collections.OrderedDict()
+    "A worker's files in the order it ran them: (file, start, end)."
+    spans = {}
     for nodeid, s, e in tests:
         name = nodeid.split("::")[0]
-        a, b, t = spans.get(name, (s, e, 0.0))
-        spans[name] = (min(a, s), max(b, e), t + e - s)
+        spans[name] = (spans.get(name, (s,))[0], e)
     return [(k, *v) for k, v in spans.items()]
 
 
@@ -66,7 +65,7 @@ def main():
             f"{w}: {len(tests)} tests, busy {busy:.0f} s of {last - t0:.0f} s, ended {end - last:.0f} s before the last"
         )
         if a.files:
-            for name, s, e, t in files(tests):
+            for name, s, e in files(tests):
                 print(f"    {s - t0:6.0f} s  {e - s:6.1f} s  {name}")
     shares = cpu_minutes(folder / "cpu.txt", t0)
     if shares:
