@@ -28,9 +28,10 @@ def test_pendulum_learns_with_no_flags(runs_dir):
 def test_mountain_car_continuous_learns_with_no_flags(runs_dir):
     """Its row (rl-zoo's) explores with gSDE: random play and the plain Gaussian head's greedy policy score about 0
     (it learns to do nothing, avoiding the action cost); reaching the flag pays 100 less the fuel. Half the row's 20K
-    steps (the one flag): the best checkpoints of seeds 1-4 read 87.9, 86.3, 89.4 and 94.3 at 10K (2026-11-29; seed
-    1's best is the same at 20K). Its 1,250 updates of 8 steps take torch's path about 40 s here."""
-    r, e, result = train_and_eval("gym:MountainCarContinuous-v0", runs_dir, "--total-steps", 10_000)
+    steps at most: the best checkpoints of seeds 1-4 read 87.9, 86.3, 89.4 and 94.3 at 10K (2026-11-29; seed 1's best
+    is the same at 20K), and seed 1's first evaluation, at 2,000 steps, read 85.9: `--stop-at 80` ends the run there
+    (its 1,250 updates of 8 steps to 10K took torch's path about 40 s)."""
+    r, e, result = train_and_eval("gym:MountainCarContinuous-v0", runs_dir, "--total-steps", 10_000, "--stop-at", 80)
     assert "sde=True" in r.stderr and "state-dependent exploration" in r.stderr
     assert result["mean_return"] > 50, result
 
@@ -40,8 +41,9 @@ def test_acrobot_learns_with_the_defaults(runs_dir):
     Acrobot pays -1 a step until the tip swings up, so a run that never gets there in its first episodes has nothing
     to learn from: about one seed in three stays at -500 for 100K steps (seed 3 in torch's arithmetic, seed 1 in the
     C kernels'; 2026-11-26), while the others reach -83 to -87. Three seeds side by side at 50K steps each (on another
-    CPU seeds 1 and 2 read -80.4 and -78.9 at 50K; 2026-11-28); the best must learn."""
-    flags = ["--env", "gym:Acrobot-v1", "--total-steps", 50_000, "--quiet", "--json"]
+    CPU seeds 1 and 2 read -80.4 and -78.9 at 50K; 2026-11-28); the best must learn. A seed that learns stops once
+    its best reads -100 (seeds 1-3 at 10,240, 2,560 and 2,560 steps; 2026-11-29)."""
+    flags = ["--env", "gym:Acrobot-v1", "--total-steps", 50_000, "--stop-at", -100, "--quiet", "--json"]
     procs = [start_workbench("train", *flags, "--seed", s, "--runs-dir", runs_dir / str(s)) for s in (1, 2, 3)]
     results = []
     for proc in procs:

@@ -11,7 +11,7 @@ from typing import Optional
 import param
 from fastcore.basics import patch
 
-from ..runs.events import Event, Kind, Metric
+from ..runs.events import GOAL_MET, Event, Kind, Metric
 from ..train.config import KNOBS, TrainConfig
 from ..train.runner import ALGORITHMS, algorithm_of, check_config, new_trainer, record_run, fit_run
 from ..runs.sinks import fmt_number
@@ -321,7 +321,8 @@ def _on_event(self: TrainingSession, e: Event) -> None:
     elif e.kind == Kind.CONTROL:
         args = ", ".join(f"{k}={fmt_number(v)}" for k, v in d["args"].items())
         what = d["action"] + (f" {args}" if d["action"] == "set" else "")
-        self._note(e.step, "control", f"{what} from {d['source']}: " + ("applied" if d["ok"] else f"refused: {d.get('error')}"))
+        said = f"{what} from {d['source']}: " + ("applied" if d["ok"] else f"refused: {d.get('error')}")
+        self._note(e.step, "control", "goal met: the run ends" if d["source"] == GOAL_MET else said)
         if d["action"] == "set":   # the knobs show what holds: a change made elsewhere (code, another view), or none
             self._syncing = True
             try:

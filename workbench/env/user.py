@@ -16,9 +16,9 @@ from .spec import EnvSpec, parse_spec
 pufferlib = import_pufferlib()
 
 # %% auto #0
-__all__ = ['pufferlib', 'ENTRY_POINT_GROUP', 'VECTOR_ARGS', 'ACTION_SPACES', 'import_user_module', 'user_creator',
-           'entry_point_envs', 'builds_vector', 'vector_creator', 'check_options', 'check_action_space',
-           'SeededAutoReset', 'GymnasiumEnv', 'PettingZooEnv', 'as_puffer_env', 'make_single']
+__all__ = ['pufferlib', 'ENTRY_POINT_GROUP', 'VECTOR_ARGS', 'ACTION_SPACES', 'GYMNASIUMS_OWN', 'import_user_module',
+           'user_creator', 'entry_point_envs', 'builds_vector', 'vector_creator', 'check_options', 'check_action_space',
+           'SeededAutoReset', 'GymnasiumEnv', 'PettingZooEnv', 'IntActions', 'as_puffer_env', 'make_single']
 
 # %% ../../nbs/01b_env.user.ipynb #4a7afb6b
 ENTRY_POINT_GROUP = "workbench.envs"
@@ -127,11 +127,21 @@ class PettingZooEnv(SeededAutoReset, pufferlib.emulation.PettingZooPufferEnv):
         check_action_space(self.env_single_action_space, where)
         self.env_seed = env_seed
 
+GYMNASIUMS_OWN = "gymnasium.envs."   # the module of Gymnasium's own envs (CartPole, Acrobot, MountainCar...)
+
+class IntActions(gymnasium.ActionWrapper):
+    """Hands a Discrete action to a Gymnasium env as a Python int, not the NumPy integer PufferLib's buffers hold: the
+    same number, 3 of CartPole-v1's 7 microseconds a step less (its `Discrete.contains` check is slow on NumPy
+    integers). Only for Gymnasium's own envs, which take either; yours get what they always got."""
+    def action(self, action): return int(action)
+
 def as_puffer_env(env, buf=None, seed: int = 0, env_seed: Optional[int] = None, where: str = "env"):
     "`env` (Gymnasium, PettingZoo Parallel or AEC) in PufferLib's buffers, its spaces checked."
     if isinstance(env, gymnasium.Env):
         if not isinstance(env.observation_space, gymnasium.spaces.Box):
             env = gymnasium.wrappers.FlattenObservation(env)   # Discrete -> one-hot, Dict/Tuple -> one vector
+        if isinstance(env.action_space, gymnasium.spaces.Discrete) and type(env.unwrapped).__module__.startswith(GYMNASIUMS_OWN):
+            env = IntActions(env)
         return GymnasiumEnv(env=env, buf=buf, seed=seed, env_seed=env_seed, where=where)
     from pettingzoo.utils.env import AECEnv
     if isinstance(env, AECEnv):

@@ -345,9 +345,8 @@ def run_sweep(sweep_dir: Union[str, Path], announce: Callable[[str], None] = pri
 # %% ../../nbs/06g_jobs.sweep.ipynb #cbfc566b
 def _threshold_stop(trainer, metric: str, threshold: float, sign: float):
     "A sink that stops the trainer once `metric` (an update's or an evaluation's) reaches `threshold`."
-    from workbench.runs.events import Kind
+    from workbench.runs.events import GOAL_MET, Kind
     from workbench.runs.store import EVAL_KEYS
-    from workbench.train.loop import GOAL_MET
     eval_key = {v: k for k, v in EVAL_KEYS.items()}.get(metric)
     def sink(e):
         v = e.data.get(eval_key) if e.kind == Kind.EVAL and eval_key else e.data.get(metric) if e.kind == Kind.UPDATE else None

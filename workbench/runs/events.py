@@ -11,7 +11,7 @@ from typing import Any, Callable, Optional
 from ..core import ConfigError
 
 # %% auto #0
-__all__ = ['FINAL_STATUSES', 'Kind', 'Metric', 'Event', 'EventBus', 'Control', 'Controls', 'install_signal_handlers']
+__all__ = ['FINAL_STATUSES', 'GOAL_MET', 'Kind', 'Metric', 'Event', 'EventBus', 'Control', 'Controls', 'install_signal_handlers']
 
 # %% ../../nbs/03a_runs.events.ipynb #dd80a73e
 class Kind:
@@ -114,6 +114,8 @@ class Control:
     args: dict = field(default_factory=dict)
     source: str = "code"
     time: float = field(default_factory=time.time)
+
+GOAL_MET = "goal"   # the source of a stop that means the run reached what it was run for: it ends `finished`
 
 class Controls:
     "A thread-safe queue of controls for one trainer."

@@ -8,7 +8,7 @@ import math, os, sys, time
 from pathlib import Path
 from typing import Optional
 
-from .events import Event, Kind, Metric
+from .events import GOAL_MET, Event, Kind, Metric
 
 # %% auto #0
 __all__ = ['ProgressSink', 'fmt_duration', 'LineSink', 'fmt_time', 'fmt_number', 'WandbSink', 'TensorBoardSink', 'optional_sinks']
@@ -36,7 +36,8 @@ class ProgressSink:
         elif e.kind == Kind.CONTROL:
             d = e.data
             outcome = "applied" if d["ok"] else d.get("error", "failed")
-            self.bar.write(f"control {d['action']} from {d['source']}: {outcome}", file=self.file)
+            if d["source"] == GOAL_MET: self.bar.write(f"step {e.step:,}: goal met, the run ends", file=self.file)
+            else: self.bar.write(f"control {d['action']} from {d['source']}: {outcome}", file=self.file)
         elif e.kind == Kind.NOTICE:
             self.bar.write(f"step {e.step:,}: {e.data['text']}", file=self.file)
         elif e.kind == Kind.STATUS and e.data["status"] in ("paused", "stopped", "failed", "diverged"):

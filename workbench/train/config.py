@@ -114,6 +114,8 @@ class RunConfig:
     "episodes per periodic evaluation"
     confirm_episodes: int = 30
     "fresh episodes that confirm a would-be best: it is scored over these and its evaluation's (0: no confirmation)"
+    stop_at: Optional[float] = None
+    "end the run, `finished`, once its best (confirmed) score reaches this: the env solved (CartPole-v1's is 475)"
     wandb: bool = False
     "also log to Weights & Biases (offline unless WANDB_MODE says otherwise)"
     tensorboard: bool = False
@@ -128,6 +130,8 @@ class RunConfig:
                               + ("..." if len(self.name) > 40 else ""))
         for k in ("checkpoint_every", "eval_every", "confirm_episodes"):
             if getattr(self, k) < 0: raise ConfigError(f"{k} must be >= 0, got {getattr(self, k)}")
+        if self.stop_at is not None and not self.eval_every:
+            raise ConfigError(f"stop_at {self.stop_at} is read from evaluations: eval_every must be at least 1, not 0")
         for k in ("keep_last", "eval_episodes"):
             if getattr(self, k) < 1: raise ConfigError(f"{k} must be at least 1, got {getattr(self, k)}")
         if self.torch_threads is not None and self.torch_threads < 1:

@@ -11,14 +11,12 @@ from typing import Optional
 
 import torch
 from fastcore.basics import patch
-from ..runs.events import Controls, EventBus, Kind, Metric
+from ..runs.events import GOAL_MET, Controls, EventBus, Kind, Metric
 
 # %% auto #0
-__all__ = ['GOAL_MET', 'Trainer']
+__all__ = ['Trainer']
 
 # %% ../../nbs/05d_train.loop.ipynb #6fb104dc
-GOAL_MET = "goal"   # the source of a stop that means the run reached what it was run for: it ends `finished`
-
 class Trainer:
     "The frame around a training loop: status, controls, checkpoints and a background thread (see the subclasses)."
     KNOBS: tuple = ()   # the live settings an app offers as controls (some of those `set_hparams` takes)
@@ -87,12 +85,15 @@ class Trainer:
         if self.main: self.bus.emit(Kind.CONTROL, self.global_step, **result)
 
     def _evaluate_and_checkpoint(self, update: int) -> None:
-        "Evaluate every `eval_every` updates; checkpoint on a new best score or every `checkpoint_every` updates."
+        """Evaluate every `eval_every` updates; checkpoint on a new best score or every `checkpoint_every` updates; stop,
+        the run's goal met, once the best reaches `stop_at` (the main process asks; a stop reaches every process)."""
         run, score = self.cfg.run, None
         if self._evaluates() and run.eval_every and update % run.eval_every == 0: score = self._scored()
         improved = self._contends(score)
         if improved or (run.checkpoint_every and update % run.checkpoint_every == 0):
             self.save_checkpoint(score, reason="best" if improved else "scheduled")
+        if improved and self.main and run.stop_at is not None and self.best_score >= run.stop_at:
+            self.controls.stop(source=GOAL_MET)
 
     def _evaluates(self) -> bool:
         """Whether this process takes part in evaluations: the main one, or all where they share them (`sync`: PPO;
