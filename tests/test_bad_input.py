@@ -127,6 +127,12 @@ OTHERS = [
     (["eval", "missing.pt", "--episodes", "0"], "--episodes must be at least 1"),
     (["eval", "missing.pt", "--split", "nope"], "invalid choice: 'nope'"),
     (["eval", "missing.pt", "--episodes", "x"], "invalid int value"),
+    (["eval"], "workbench eval needs a checkpoint file or run folder (or --model NAME"),
+    (["eval", "--model", "tiny"], "the tiny model is made by training: evaluate a run of it"),
+    (["eval", "--model", "no-such-model-dir"], "model folder 'no-such-model-dir' does not exist"),
+    (["eval", "--model", "no-such-model-dir", "--env", "gym:CartPole-v1"], "--env does not apply to --model"),
+    (["eval", "missing.pt", "--gguf-file", "m.gguf"], "--gguf-file applies to --model"),
+    (["eval", "missing.pt", "--model", "smollm2"], "give a checkpoint (or run folder) or --model, not both"),
     (["export", "missing.pt"], "say where to write the model: --onnx FILE"),
     (["export", "missing.pt", "--onnx", "p.onnx"], "checkpoint not found"),
     (["export", "missing.pt", "--onnx", "/nonexistent/dir/p.onnx"], "does not exist (create it first)"),
@@ -355,6 +361,7 @@ FILES.update(
     {
         "not-a-model/config.json": '{"model_type": "nonsense"}',
         "corrupt-tasks.jsonl": '{"id": "a", "prompt": "def f(x):\\n"\nnot json\n',
+        "he-no-check.jsonl": '{"task_id": "X/0", "prompt": "def f(x):\\n", "entry_point": "f", "test": "assert f(1)"}\n',
     }
 )
 
@@ -462,6 +469,14 @@ RUNS = [  # `RUN/x.pt` is a checkpoint of `made_runs`
     (["eval", "RUN/lm.pt", "--samples", "1000000"], "--samples must be 1 to 1,000"),
     (["eval", "RUN/lm.pt", "--turns", "1000"], "--turns must be 1 to 100"),
     (["eval", "RUN/lm.pt", "--turns", "0"], "--turns must be 1 to 100, got 0"),
+    (["eval", "RUN/lm.pt", "--max-new-tokens", "0"], "--max-new-tokens must be 1 to 4,096, got 0"),
+    (
+        ["eval", "RUN/lm.pt", "--out", "no-such-dir/rows.jsonl"],
+        "--out no-such-dir/rows.jsonl: give a file in an existing",
+    ),
+    (["eval", "RUN/lm.pt", "--task", "he-no-check.jsonl"], "a HumanEval-format test defines check(candidate)"),
+    (["eval", "RUN/cartpole.pt", "--max-new-tokens", "8"], "--max-new-tokens does not apply to"),
+    (["eval", "RUN/cartpole.pt", "--out", "rows.jsonl"], "--out does not apply to"),
     (["eval", "RUN/lm.pt", "--temperature", "0.5"], "--temperature applies to sampled attempts"),
     (["eval", "RUN/lm.pt", "--samples", "2", "--temperature", "0"], "--temperature must be a positive number, got 0.0"),
     (

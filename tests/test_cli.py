@@ -209,5 +209,6 @@ def test_eval_of_a_code_agent_on_its_users_task_file(tmp_path):
         e = workbench("eval", run, *flag)
         assert e.returncode == 2 and e.stderr.strip().splitlines() == [
             f"workbench: error: {flag[0]} does not apply to {find_checkpoint(run, 'best')}, a code agent's "
-            "checkpoint: its evaluation takes --task SPEC, --samples, --turns, --temperature, --split and --episodes"
+            "checkpoint: its evaluation takes --task SPEC, --samples, --turns, --temperature, --max-new-tokens, --out FILE, "
+            "--split and --episodes"
         ], e.stderr

@@ -16,9 +16,9 @@ from .doctor import add_doctor_command
 from .train.commands import KINDS, add_eval_command, add_train_command, load_policy  # (export loads a policy)
 
 # %% auto #0
-__all__ = ['JUDGE_NAMES', 'fail', 'cmd_envs', 'cmd_serve', 'cmd_export_hf', 'cmd_export', 'make_judges', 'cmd_judge_score',
-           'cmd_judge_benchmark', 'add_judge_command', 'check_run_prefix', 'find_run', 'cmd_tag', 'add_tag_command',
-           'make_parser', 'main']
+__all__ = ['JUDGE_NAMES', 'fail', 'cmd_envs', 'cmd_serve', 'cmd_export_hf', 'cmd_export', 'make_judges', 'as_program',
+           'cmd_judge_score', 'cmd_judge_benchmark', 'add_judge_command', 'check_run_prefix', 'find_run', 'cmd_tag',
+           'add_tag_command', 'make_parser', 'main']
 
 # %% ../nbs/08_cli.ipynb #8426bc6a
 def fail(message: str) -> int:
@@ -127,6 +127,21 @@ def _runs_a_check(text: str) -> bool:
     return any(not isinstance(n, inert) and not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))
                for n in ast.parse(text).body)
 
+def as_program(query: str, response: str) -> str:
+    """The program a response submits: the response, when it parses; else, where the query declares a function, the
+    response read as an answer to it (`tasks.answers.answer_program`: a body after the query's signature, the code
+    block of a chat answer), said in one line on stderr."""
+    import ast, re
+    from workbench.tasks.answers import answer_program
+    try: ast.parse(response); return response
+    except (SyntaxError, ValueError): pass
+    if not (declared := re.findall(r"^def (\w+)\(", query, re.M)): return response
+    program = answer_program(query, declared[-1], response)
+    if program != response:
+        print(f"the response does not parse alone: scored as the answer to the query's {declared[-1]}() (a body after its "
+              "signature, or the code of a fenced answer)", file=sys.stderr)
+    return program
+
 def cmd_judge_score(args) -> int:
     "Score one response with the chosen judges (and their ensemble under the global objective)."
     from workbench.judge.responses import EnsembleJudge
@@ -135,6 +150,7 @@ def cmd_judge_score(args) -> int:
     response = _text_arg(args.response, args.response_file, "response")
     if not query or response is None:
         return fail("give the query (--query or --query-file) and the response (--response or --response-file)")
+    response = as_program(query, response)
     budget = args.time_budget
     if budget is not None and not (math.isfinite(budget) and budget > 0):
         return fail(f"--time-budget must be a positive number of seconds, got {budget}")
@@ -203,7 +219,8 @@ def add_judge_command(sub) -> None:
     js = jsub.add_parser("score", help="score one response",
                          description="Score one response; the judges' criteria are combined by the global objective.")
     js.add_argument("--query", help="the task"); js.add_argument("--query-file", help="the task, from a file")
-    js.add_argument("--response", help="the response to score")
+    js.add_argument("--response", help="the response to score: a program, or (where the query ends with a function's "
+                    "signature) the function's body, or a chat answer with its code fenced")
     js.add_argument("--response-file", help="the response, from a file")
     js.add_argument("--test", action="append", metavar="CODE",
                     help="a test for the exec judge, e.g. 'assert f(2) == 4' (repeatable)")

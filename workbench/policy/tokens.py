@@ -6,6 +6,7 @@
 from __future__ import annotations
 from ..core import WorkbenchError, check_types  # first: quiets dependency notices
 from ..deps import HF_OFFLINE_BY_USER
+from ..tasks.answers import answer_end
 import copy, math, os, re, shutil, tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -252,15 +253,12 @@ def _right_pad(seqs: Sequence[Sequence[int]], pad: int) -> tuple:
     return ids, mask
 
 def _cut(text: str, stops: Sequence[str]) -> tuple:
-    "The text before the first stop sequence (`FENCE`: through the first code block's closing fence), and whether one was found."
+    """The text before the first stop sequence (`FENCE`: through the fence that closes the answer's first code block,
+    opened or closing bare code: `tasks.answers.answer_end`), and whether one was found."""
     at = min((i for i in (_find(text, s) for s in stops) if i >= 0), default=-1)
     return (text, False) if at < 0 else (text[:at], True)
 
-def _find(text: str, stop: str) -> int:
-    if stop != FENCE: return text.find(stop)
-    start = text.find(FENCE)
-    end = text.find(FENCE, start + len(FENCE)) if start >= 0 else -1
-    return end + len(FENCE) if end >= 0 else -1
+def _find(text: str, stop: str) -> int: return text.find(stop) if stop != FENCE else answer_end(text)
 
 def sample_next(logits: torch.Tensor, temperature: float, top_p: float, generator=None) -> torch.Tensor:
     "Next tokens from `logits` [B, V]: greedy at temperature 0, else sampled from the top-p nucleus."
@@ -303,8 +301,8 @@ def _generate(self: TokenPolicy, prompts, max_new_tokens, temperature, top_p, st
     ids, mask = _left_pad(enc, self.pad_id)
     dev = self.device; ids, mask = ids.to(dev), mask.to(dev)
     pos = (mask.cumsum(1) - 1).clamp(min=0)
-    out = self.model(input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=True)
-    past, logits, nxt = out.past_key_values, out.logits[:, -1, :], pos[:, -1] + 1
+    out = self.model(input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=True, logits_to_keep=1)   # (not
+    past, logits, nxt = out.past_key_values, out.logits[:, -1, :], pos[:, -1] + 1   # B x prompt x vocab: 3.7 GB at 64)
     B = len(prompts)
     toks, lps, done, texts, ended = [[] for _ in range(B)], [[] for _ in range(B)], [False] * B, [""] * B, [False] * B
     for _ in range(max_new_tokens):

@@ -10,16 +10,16 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator, Optional, Sequence
 from ..judge.processes import holds_no_code
+from .answers import answer_program
 
 # %% auto #0
-__all__ = ['FENCED', 'OPS', 'OP', 'LEVELS', 'SPLITS', 'ARG', 'TaskError', 'CodeTask', 'Op', 'assert_test', 'make_task',
+__all__ = ['OPS', 'OP', 'LEVELS', 'SPLITS', 'ARG', 'HUMANEVAL_KEYS', 'TaskError', 'CodeTask', 'Op', 'assert_test', 'make_task',
            'task_stream', 'held_out', 'explain', 'benchmark_tasks', 'humaneval_tasks', 'load_tasks']
 
 # %% ../../nbs/04m_tasks.code.ipynb #549b4692
 class TaskError(WorkbenchError):
     "A task source that cannot give tasks: an unknown level or split, a corrupt task file."
 
-FENCED = re.compile(r"```[ \t]*(?:python3?|py)?[ \t]*\n(.*?)(?:```|\Z)", re.S)   # a Markdown code block
 
 @dataclass
 class CodeTask:
@@ -33,14 +33,9 @@ class CodeTask:
     reference: str = ""         # a completion that passes every test
     meta: dict = field(default_factory=dict)
     def program(self, completion: str) -> str:
-        """The program a completion submits: the prompt and the completion; or, when the completion holds a fenced code
-        block (a chat model's answer), the last block: whole if it defines the entry (after what the prompt has above
-        the entry: imports, helpers), else as the body after the prompt."""
-        blocks = FENCED.findall(completion)
-        if not blocks: return self.prompt + completion
-        code, at = blocks[-1], self.prompt.find(f"def {self.entry}(")
-        if re.search(rf"^def {re.escape(self.entry)}\(", code, re.M): return (self.prompt[:at] if at >= 0 else "") + code
-        return self.prompt + code
+        """The program a completion submits: the prompt and the completion (its body); or, for a chat model's answer,
+        its code (`tasks.answers.answer_program`: the block that defines the entry, whatever the fences and prose)."""
+        return answer_program(self.prompt, self.entry, completion)
     def to_dict(self) -> dict: return asdict(self)
 
 # %% ../../nbs/04m_tasks.code.ipynb #faceeaba
@@ -224,11 +219,27 @@ def humaneval_tasks() -> list:
                      [f"{r['test']}\ncheck({r['entry_point']})\n"], r["canonical_solution"]) for r in rows]
 
 # %% ../../nbs/04m_tasks.code.ipynb #7689fc61
+HUMANEVAL_KEYS = {"task_id", "prompt", "entry_point", "test", "canonical_solution"}
+
+def _from_humaneval(row: dict, where: str) -> dict:
+    "A row in HumanEval's format (`prompt`, `entry_point`, a `test` that defines `check(candidate)`) in ours."
+    if unknown := set(row) - HUMANEVAL_KEYS:
+        raise TaskError(f"{where}: a HumanEval-format task has only {', '.join(sorted(HUMANEVAL_KEYS))}; "
+                        f"unknown field(s) {', '.join(sorted(unknown))}")
+    for key in ("prompt", "entry_point", "test"):
+        if not isinstance(row[key], str) or not row[key].strip(): raise TaskError(f"{where}: {key!r} must be a non-empty string")
+    if not re.search(r"^def check\(", row["test"], re.M):
+        raise TaskError(f"{where}: a HumanEval-format test defines check(candidate), which is called with the entry point")
+    out = {"prompt": row["prompt"], "entry": row["entry_point"], "tests": [f"{row['test']}\ncheck({row['entry_point']})\n"],
+           "reference": row.get("canonical_solution") or "", "level": "humaneval-format"}
+    return {**out, "id": str(row["task_id"]).replace("/", "-")} if row.get("task_id") is not None else out
+
 def _task_of(line: str, where: str, path: Path, i: int) -> CodeTask:
     "The task of one line of a task file; a line that is not one is a `TaskError` naming `where`."
     try: row = json.loads(line)
     except json.JSONDecodeError as e: raise TaskError(f"{where}: not JSON ({e.msg})") from None
     if not isinstance(row, dict): raise TaskError(f"{where}: expected an object, got {type(row).__name__}")
+    if {"prompt", "entry_point", "test"} <= set(row): row = _from_humaneval(row, where)
     for key, kind in (("prompt", str), ("entry", str), ("tests", list)):
         if not isinstance(row.get(key), kind) or not row[key]:
             raise TaskError(f"{where}: {key!r} must be a non-empty {kind.__name__}")
@@ -255,7 +266,7 @@ def load_tasks(path, n: Optional[int] = None, ids: Optional[Sequence[str]] = Non
         raise TaskError(f"ids must be a list of task ids (non-empty strings), got {ids!r}")
     path, wanted, tasks, read = Path(path), None if ids is None else dict.fromkeys(ids), [], 0
     try:
-        with open(path, encoding="utf-8") as f:
+        with (gzip.open(path, "rt", encoding="utf-8") if path.suffix == ".gz" else open(path, encoding="utf-8")) as f:
             for i, line in enumerate(f, 1):
                 if not line.strip(): continue
                 task, read = _task_of(line, f"task file {path}, line {i}", path, i), read + 1
@@ -266,7 +277,7 @@ def load_tasks(path, n: Optional[int] = None, ids: Optional[Sequence[str]] = Non
                 else:
                     tasks.append(task)
                     if n is not None and len(tasks) >= n: break
-    except (OSError, UnicodeDecodeError) as e: raise TaskError(f"cannot read the task file {path}: {e}") from None
+    except (OSError, EOFError, UnicodeDecodeError) as e: raise TaskError(f"cannot read the task file {path}: {e}") from None
     if wanted is not None:
         if missing := [k for k, t in wanted.items() if t is None]:
             raise TaskError(f"task file {path} has no task {', '.join(map(repr, missing[:5]))}"

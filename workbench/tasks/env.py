@@ -162,6 +162,16 @@ class CodeEnv:
         if self._fixed is not None: return self._fixed[:n]
         return held_out(level or self.level, split, n, self.config.examples)
 
+    def gate_refusals(self, tasks: Sequence) -> dict:
+        """The tasks whose own reference the safety gate refuses (id -> why): none of them can pass, whatever is
+        written (HumanEval/160's reference calls `eval`), so an evaluation says so rather than count them silently."""
+        static, gate = self.judges.get("static"), self.objective.safety_gate
+        with_ref = [t for t in tasks if t.reference]
+        if static is None or gate is None or not with_ref: return {}
+        scores = static.score_batch([(t.prompt, t.program(t.reference), {"prompt": t.prompt, "entry": t.entry})
+                                     for t in with_ref])
+        return {t.id: s.explanation for t, s in zip(with_ref, scores) if s.criteria.get("safety", 1.0) < gate}
+
     def state_dict(self) -> dict: return {"level": self.level, "drawn": dict(self._drawn)}
     def load_state_dict(self, state: dict) -> None:
         self.level, self._drawn, self._streams = state["level"], dict(state["drawn"]), {}

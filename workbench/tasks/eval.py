@@ -6,13 +6,13 @@
 from __future__ import annotations
 from .env import CodeEnv, run_episodes  # first: it imports core, which quiets dependency notices
 import dataclasses, json, math
-from typing import Sequence
+from typing import Optional, Sequence
 
 import torch
 from .code import CodeTask
 
 # %% auto #0
-__all__ = ['pass_k_estimate', 'pass_at_k', 'wilson_interval', 'multi_turn', 'paired_test', 'trl_reward']
+__all__ = ['pass_k_estimate', 'pass_at_k', 'sample_row', 'wilson_interval', 'multi_turn', 'paired_test', 'trl_reward']
 
 # %% ../../nbs/04o_tasks.eval.ipynb #4c971f8e
 def pass_k_estimate(n: int, c: int, k: int) -> float:
@@ -22,18 +22,27 @@ def pass_k_estimate(n: int, c: int, k: int) -> float:
 
 @torch.no_grad()
 def pass_at_k(policy, env: CodeEnv, tasks_by_level: dict, n: int = 1, ks: Sequence[int] = (1,),
-              temperature: float = 0.0, max_new_tokens: int = 96) -> dict:
-    "pass@k of `policy` on `tasks_by_level` (level -> tasks): overall and per level, pass@1 with a 95% interval."
+              temperature: float = 0.0, max_new_tokens: int = 96, record: Optional[list] = None) -> dict:
+    """pass@k of `policy` on `tasks_by_level` (level -> tasks): overall and per level, pass@1 with a 95% interval.
+    `record`: a list that gets one row a sample (`sample_row`: the completion, the program it submits, the verdict)."""
     out, every = {"samples": n}, []
     for level, tasks in tasks_by_level.items():
         samples = policy.generate([t.prompt for t in tasks], n=n, max_new_tokens=max_new_tokens, temperature=temperature)
         attempts = env.score([t for t in tasks for _ in range(n)], [s.text for s in samples])
+        if record is not None:
+            record += [sample_row(tasks[i // n], level, i % n, s, a) for i, (s, a) in enumerate(zip(samples, attempts))]
         passed = [sum(a.passed for a in attempts[i * n:(i + 1) * n]) for i in range(len(tasks))]
         every += passed
         out[level] = _pass_summary(passed, n, ks)
     out["overall"] = _pass_summary(every, n, ks)
     out["passed"] = every   # samples passed, task by task in level order: for paired comparisons
     return out
+
+def sample_row(task: CodeTask, level: str, k: int, sample, attempt) -> dict:
+    "One evaluated sample as a row of the per-task results: the task, what was written, what it submitted, the verdict."
+    return {"task": task.id, "level": level, "sample": k, "passed": attempt.passed, "pass_rate": attempt.pass_rate,
+            "judges": attempt.judges, "message": attempt.feedback, "completion": sample.text,
+            "truncated": bool(getattr(sample, "truncated", False)), "program": task.program(sample.text)}
 
 def wilson_interval(successes: float, trials: int, z: float = 1.96) -> tuple:
     "The Wilson score interval of a proportion (95% at z = 1.96)."

@@ -6,15 +6,15 @@
 from __future__ import annotations
 from ..core import CheckpointError, ConfigError, WorkbenchError, load_config_file  # first: quiets dependency notices
 from ..core import check_new_folder, path_arg
-import argparse, dataclasses, json, math, os, sys
+import argparse, dataclasses, itertools, json, math, os, sys, time
 from pathlib import Path
 from typing import Optional
 
 # %% auto #0
-__all__ = ['ALIASES', 'KINDS', 'EVAL_FLAGS', 'EVAL_TAKES', 'EVAL_MAX', 'SAMPLES_MAX', 'TURNS_MAX', 'HF_TOLERANCE',
-           'setting_names', 'add_train_command', 'cmd_train', 'summary_lines', 'pick_algorithm', 'build_run_config',
-           'load_policy', 'cmd_eval', 'checkpoint_origin', 'eval_trading', 'add_eval_command', 'task_spec', 'eval_lm',
-           'eval_team', 'export_hf']
+__all__ = ['ALIASES', 'KINDS', 'EVAL_FLAGS', 'EVAL_TAKES', 'EVAL_MAX', 'SAMPLES_MAX', 'TURNS_MAX', 'TOKENS_MAX', 'FIXED_MAX',
+           'HF_TOLERANCE', 'setting_names', 'add_train_command', 'cmd_train', 'summary_lines', 'pick_algorithm',
+           'build_run_config', 'load_policy', 'cmd_eval', 'checkpoint_origin', 'eval_trading', 'add_eval_command',
+           'task_spec', 'eval_out', 'write_rows', 'eval_lm', 'eval_team', 'export_hf']
 
 # %% ../../nbs/05j_train.commands.ipynb #c35b369b
 ALIASES = {"total_timesteps": ["--total-steps"]}
@@ -156,9 +156,10 @@ def load_policy(checkpoint: str, env: Optional[str] = None, device: str = "cpu",
 
 KINDS = {"lm": "a code agent's checkpoint", "team": "a token team's checkpoint"}   # PPO's carry no kind
 EVAL_FLAGS = {"env": "--env SPEC", "swap_roles": "--swap-roles", "task": "--task SPEC", "samples": "--samples",
-              "turns": "--turns", "temperature": "--temperature"}
+              "turns": "--turns", "temperature": "--temperature", "max_new_tokens": "--max-new-tokens",
+              "out": "--out FILE"}
 EVAL_TAKES = {"ppo": ("a PPO policy's checkpoint", ("env", "swap_roles")),
-              "lm": (KINDS["lm"], ("task", "samples", "turns", "temperature")),
+              "lm": (KINDS["lm"], ("task", "samples", "turns", "temperature", "max_new_tokens", "out")),
               "team": (KINDS["team"], ("swap_roles", "temperature"))}
 
 def cmd_eval(args) -> int:
@@ -172,12 +173,26 @@ def cmd_eval(args) -> int:
     if not 0 <= args.seed < 2**31: raise WorkbenchError(f"--seed must be in [0, 2**31), got {args.seed}")
     if args.temperature is not None and not (math.isfinite(args.temperature) and args.temperature > 0):
         raise WorkbenchError(f"--temperature must be a positive number, got {args.temperature}")
+    model = getattr(args, "model", None)
+    if model is None and (given := [f for f in ("gguf_file", "prompt_format") if getattr(args, f, None) is not None]):
+        raise WorkbenchError(f"--{given[0].replace('_', '-')} applies to --model (a model evaluated as it is); a run's "
+                             "checkpoint is evaluated with its own model settings")
+    if model is not None:   # a language model as it is, untrained: a code agent's evaluation
+        if args.checkpoint is not None:
+            raise WorkbenchError(f"give a checkpoint (or run folder) or --model, not both: got {args.checkpoint!r} and "
+                                 f"--model {model!r}")
+        if bad := [k for k in EVAL_FLAGS if getattr(args, k, None) not in (None, False) and k not in EVAL_TAKES["lm"][1]]:
+            raise WorkbenchError(f"{EVAL_FLAGS[bad[0]].split()[0]} does not apply to --model, a code agent's model")
+        return eval_lm(args, None)
+    if args.checkpoint is None:
+        raise WorkbenchError("workbench eval needs a checkpoint file or run folder (or --model NAME: a language model as "
+                             "it is)")
     path_arg(args.checkpoint, "the checkpoint must be a checkpoint file or run folder", CheckpointError)
     device = resolve_device(args.device)
     from workbench.train.checkpoint import find_checkpoint, load_checkpoint
     kind = load_checkpoint(path := find_checkpoint(args.checkpoint, args.pick)).get("kind") or "ppo"
     what, takes = EVAL_TAKES[kind]   # the flags of another kind of run are refused, not ignored
-    if bad := [k for k in EVAL_FLAGS if getattr(args, k) not in (None, False) and k not in takes]:
+    if bad := [k for k in EVAL_FLAGS if getattr(args, k, None) not in (None, False) and k not in takes]:
         raise WorkbenchError(f"{EVAL_FLAGS[bad[0]].split()[0]} does not apply to {path}, {what}: its evaluation takes "
                     f"{', '.join(EVAL_FLAGS[k] for k in takes)}, --split and --episodes")
     if kind in ("lm", "team"):   # a code agent, or a team of token agents
@@ -237,10 +252,16 @@ def eval_trading(args, policy, spec: str, path, device: str) -> int:
 # %% ../../nbs/05j_train.commands.ipynb #2c91141c
 def add_eval_command(sub) -> None:
     "`workbench eval CHECKPOINT` on the subparsers `sub` of the `workbench` parser."
-    e = sub.add_parser("eval", help="evaluate a checkpoint", description="Evaluate a checkpoint on fresh episodes.")
-    e.add_argument("checkpoint", help="checkpoint file or run folder")
-    e.add_argument("--episodes", type=int, help="episodes per mode (default: 100); a code agent's tasks per level (50); "
-                   "a token team's grids (200)")
+    e = sub.add_parser("eval", help="evaluate a checkpoint (or a language model as it is)",
+                       description="Evaluate a checkpoint on fresh episodes, or a code agent on held-out tasks.")
+    e.add_argument("checkpoint", nargs="?", help="checkpoint file or run folder")
+    e.add_argument("--model", help="code agents: evaluate this language model as it is, untrained (smollm2, a folder "
+                   "holding a causal LM, or a hub id), not a run's checkpoint")
+    e.add_argument("--gguf-file", help="with --model: a GGUF file in the model folder to load")
+    e.add_argument("--prompt-format", choices=["auto", "raw", "chat"],
+                   help="with --model: raw, chat or auto (chat if the tokenizer has a template; the default)")
+    e.add_argument("--episodes", type=int, help="episodes per mode (default: 100); a code agent's tasks per level (50; a "
+                   "fixed task source, such as humaneval or a file: all its tasks); a token team's grids (200)")
     e.add_argument("--task", metavar="SPEC", help="code agents: evaluate on this task source, not the run's: code?level=hard, "
                    "code?source=benchmark (or humaneval), code?source=file&path=F, or the path of a JSON-lines task file")
     e.add_argument("--samples", type=int, help="code agents: samples a task (default 1: greedy pass@1; n: pass@k, k<=n), "
@@ -248,6 +269,11 @@ def add_eval_command(sub) -> None:
     e.add_argument("--turns", type=int,
                    help="code agents: also attempts with feedback against pass@turns (default 1), at most 100")
     e.add_argument("--temperature", type=float, help="code agents and token teams: sampling temperature (default: 0.8)")
+    e.add_argument("--max-new-tokens", type=int, help="code agents: the longest answer in tokens (default: the run's "
+                   "max_new_tokens; 512 for --model), at most 4,096")
+    e.add_argument("--out", metavar="FILE", help="code agents: write each task's result (the completion, the program it "
+                   "submits, the verdict and the judge's message) as JSON lines to FILE (default for a run: "
+                   "<run folder>/evals/<time>.jsonl)")
     e.add_argument("--env", help="PPO policies: env spec (default: the one it was trained on)")
     e.add_argument("--pick", choices=["best", "last"], default="best",
                    help="for a run folder: its best-scoring checkpoint (best.pt) or its newest (default: best)")
@@ -262,7 +288,7 @@ def add_eval_command(sub) -> None:
 
 # %% ../../nbs/05j_train.commands.ipynb #d673f912
 EVAL_MAX = 1000   # held-out tasks of each level (or grids) an evaluation takes at most
-SAMPLES_MAX, TURNS_MAX = 1000, 100
+SAMPLES_MAX, TURNS_MAX, TOKENS_MAX, FIXED_MAX = 1000, 100, 4096, 1_000_000
 
 def task_spec(text: str) -> str:
     "A `--task` value as a code env spec: a spec (`code?...`) as it is; anything else is a task file's path."
@@ -272,9 +298,28 @@ def _in_range(flag: str, value: int, top: int) -> int:
     if not 1 <= value <= top: raise CheckpointError(f"{flag} must be 1 to {top:,}, got {value}")
     return value
 
+def eval_out(args, path) -> Optional[Path]:
+    """Where an evaluation writes each task's result: `--out`, else (a run's checkpoint) `<run folder>/evals/<time>.jsonl`;
+    its folder must exist (checked before any work)."""
+    if args.out is not None:
+        out = Path(args.out)
+        if out.is_dir() or not out.parent.is_dir():
+            raise CheckpointError(f"--out {args.out}: give a file in an existing folder")
+        return out
+    if path is None or Path(path).parent.name != "checkpoints": return None
+    folder, stamp = Path(path).parent.parent / "evals", time.strftime("%Y%m%d-%H%M%S")
+    return next(out for k in itertools.count() if not (out := folder / f"{stamp}{f'-{k}' if k else ''}.jsonl").exists())
+
+def write_rows(path: Path, rows: list) -> None:
+    "JSON lines, written whole or not at all (a temporary file renamed into place)."
+    path.parent.mkdir(parents=True, exist_ok=True)
+    part = path.with_name(path.name + ".part")
+    part.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    os.replace(part, path)
+
 def eval_lm(args, path) -> int:
-    """`workbench eval` of a language-model checkpoint: pass@k per level with 95% intervals (and multi-turn against pass@T),
-    on the run's own task source or the one `--task` names."""
+    """`workbench eval` of a language-model checkpoint (or, `path` None, of `--model` as it is): pass@k per level with 95%
+    intervals (and multi-turn against pass@T), on the run's own task source or the one `--task` names."""
     from workbench.env.spec import parse_spec
     from workbench.tasks.env import CodeEnv
     from workbench.tasks.eval import multi_turn, pass_at_k
@@ -284,8 +329,11 @@ def eval_lm(args, path) -> int:
     from workbench.train.lm_config import LMTrainConfig, task_env
     from workbench.core import resolve_device
     device = resolve_device(args.device)   # before any work: CUDA asked for where there is none is one line
-    state = load_checkpoint(path)
-    cfg = LMTrainConfig.from_dict(state["config"])
+    if path is None:
+        if args.model == "tiny": raise CheckpointError("the tiny model is made by training: evaluate a run of it")
+        settings = {"model": args.model, "gguf_file": args.gguf_file, "prompt_format": args.prompt_format}
+        state, cfg = None, LMTrainConfig.from_dict({k: v for k, v in settings.items() if v is not None})
+    else: state = load_checkpoint(path); cfg = LMTrainConfig.from_dict(state["config"])
     spec = task_spec(args.task) if args.task else cfg.task.task
     env_cfg, given = task_env(spec), dict(parse_spec(spec).options)
     fixed = env_cfg.source != "gen"
@@ -293,7 +341,12 @@ def eval_lm(args, path) -> int:
         raise CheckpointError("a language-model run is evaluated on its held-out tasks: --split val or test")
     if args.split and fixed:
         raise CheckpointError(f"--split applies to generated tasks: {env_cfg.source} tasks ({spec}) are evaluated whole")
-    split, n = args.split or "test", _in_range("--episodes (tasks of each level)", args.episodes or 50, EVAL_MAX)
+    split = args.split or "test"
+    if fixed: n = None if args.episodes is None else _in_range("--episodes (tasks)", args.episodes, FIXED_MAX)   # all
+    else: n = _in_range("--episodes (tasks of each level)", args.episodes or 50, EVAL_MAX)
+    length = args.max_new_tokens if args.max_new_tokens is not None else cfg.grpo.max_new_tokens if state else 512
+    length = _in_range("--max-new-tokens", length, TOKENS_MAX)
+    out = eval_out(args, path)
     samples = _in_range("--samples", 1 if args.samples is None else args.samples, SAMPLES_MAX)
     if args.task and args.turns is not None and "turns" in given and args.turns != env_cfg.turns:
         raise CheckpointError(f"--turns {args.turns} and turns={env_cfg.turns} in --task: give the attempts once")
@@ -309,16 +362,27 @@ def eval_lm(args, path) -> int:
     else:   # every level, or the one --task names
         levels = [env_cfg.level] if args.task and "level" in given else LEVELS
         tasks = {level: held_out(level, split, n, env_cfg.examples) for level in levels}
-    policy, length = build_policy(cfg, state), cfg.grpo.max_new_tokens
+    refused = env.gate_refusals([t for level in tasks.values() for t in level]) if fixed else {}
+    policy = build_policy(cfg, state)
     policy.model.to(device)
     prepare_model(policy, cfg)   # the run's prompt format and decoder
-    result = {"checkpoint": str(path), "split": None if fixed else split, "task": spec,
+    rows = []
+    result = {**({"checkpoint": str(path)} if path else {"model": args.model}), "split": None if fixed else split,
+              "task": spec, "max_new_tokens": length,
+              **({"gate_refuses_references": refused} if refused else {}),
               **pass_at_k(policy, env, tasks, samples, sorted({1, samples} | {k for k in (5, 10) if k <= samples}),
-                          temperature=0.0 if samples == 1 else temperature, max_new_tokens=length)}
+                          temperature=0.0 if samples == 1 else temperature, max_new_tokens=length, record=rows)}
+    if out is not None:
+        write_rows(out, rows)
+        print(f"each task's result: {out}", file=sys.stderr)
     if turns > 1:
         result["multi_turn"] = multi_turn(policy, env, tasks, turns, temperature, length)
         result["independent"] = pass_at_k(policy, env, tasks, turns, (turns,), temperature, length)
     if args.json: print(json.dumps(result)); return 0
+    if refused:
+        total = sum(len(level) for level in tasks.values())
+        print(f"the safety gate refuses the reference of {', '.join(refused)}: at most {total - len(refused)} of {total} "
+              "tasks can pass")
     for level, r in ((k, v) for k, v in result.items() if isinstance(v, dict) and "tasks" in v):
         ks = ", ".join(f"{k} {v:.3f}" for k, v in r.items() if k.startswith("pass@"))
         print(f"{level:>10}: {ks} (pass@1 95% CI {r['ci95'][0]:.3f} to {r['ci95'][1]:.3f}) over {r['tasks']} tasks")
