@@ -115,7 +115,10 @@ def run_checks():
             exec(compile(src, "test", "exec"), dict(base))
             report["tests"].append({"ok": True, "s": time.perf_counter() - t0})
         except BaseException as e:
-            msg = str(e) or src.strip().splitlines()[-1]
+            line, tb = None, e.__traceback__   # the test's line that failed (in a `check` function: its assert)
+            while tb is not None: line, tb = tb.tb_lineno if tb.tb_frame.f_code.co_filename == "test" else line, tb.tb_next
+            lines = src.splitlines()
+            msg = str(e) or (lines[line - 1].strip() if line and 0 < line <= len(lines) else src.strip().splitlines()[-1])
             report["tests"].append({"ok": False, "s": time.perf_counter() - t0, "error": f"{type(e).__name__}: {msg}"[:500]})
     done()
 '''   # the two roles of a job's process, each run by `enter` (below)
