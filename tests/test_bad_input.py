@@ -361,6 +361,7 @@ FILES.update(
     {
         "not-a-model/config.json": '{"model_type": "nonsense"}',
         "corrupt-tasks.jsonl": '{"id": "a", "prompt": "def f(x):\\n"\nnot json\n',
+        "not-gzip.jsonl.gz": "plain text, not gzip\n",
         "he-no-check.jsonl": '{"task_id": "X/0", "prompt": "def f(x):\\n", "entry_point": "f", "test": "assert f(1)"}\n',
     }
 )
@@ -470,6 +471,8 @@ RUNS = [  # `RUN/x.pt` is a checkpoint of `made_runs`
     (["eval", "RUN/lm.pt", "--turns", "1000"], "--turns must be 1 to 100"),
     (["eval", "RUN/lm.pt", "--turns", "0"], "--turns must be 1 to 100, got 0"),
     (["eval", "RUN/lm.pt", "--max-new-tokens", "0"], "--max-new-tokens must be 1 to 4,096, got 0"),
+    (["eval", "RUN/lm.pt", "--max-new-tokens", "600"], "--max-new-tokens 600 leaves no room for a prompt"),
+    (["eval", "RUN/lm.pt", "--task", "not-gzip.jsonl.gz"], "cannot read the task file not-gzip.jsonl.gz"),
     (
         ["eval", "RUN/lm.pt", "--out", "no-such-dir/rows.jsonl"],
         "--out no-such-dir/rows.jsonl: give a file in an existing",

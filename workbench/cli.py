@@ -135,12 +135,16 @@ def as_program(query: str, response: str) -> str:
     from workbench.tasks.answers import answer_program
     try: ast.parse(response); return response
     except (SyntaxError, ValueError): pass
-    if not (declared := re.findall(r"^def (\w+)\(", query, re.M)): return response
-    program = answer_program(query, declared[-1], response)
-    if program != response:
-        print(f"the response does not parse alone: scored as the answer to the query's {declared[-1]}() (a body after its "
+    if not (declared := list(re.finditer(r"^def (\w+)\(", query, re.M))): return response
+    entry, code = declared[-1].group(1), query[declared[-1].start():]   # the signature on, without prose before it
+    for prompt in (query, code):
+        program = answer_program(prompt, entry, response)
+        try: ast.parse(program)
+        except (SyntaxError, ValueError): continue
+        print(f"the response does not parse alone: scored as the answer to the query's {entry}() (a body after its "
               "signature, or the code of a fenced answer)", file=sys.stderr)
-    return program
+        return program
+    return response   # (scored as it is: its syntax error is the verdict)
 
 def cmd_judge_score(args) -> int:
     "Score one response with the chosen judges (and their ensemble under the global objective)."

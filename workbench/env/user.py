@@ -18,7 +18,8 @@ pufferlib = import_pufferlib()
 # %% auto #0
 __all__ = ['pufferlib', 'ENTRY_POINT_GROUP', 'VECTOR_ARGS', 'ACTION_SPACES', 'GYMNASIUMS_OWN', 'import_user_module',
            'user_creator', 'entry_point_envs', 'builds_vector', 'vector_creator', 'check_options', 'check_action_space',
-           'SeededAutoReset', 'GymnasiumEnv', 'PettingZooEnv', 'IntActions', 'as_puffer_env', 'make_single']
+           'SeededAutoReset', 'GymnasiumEnv', 'PettingZooEnv', 'IntActions', 'gymnasiums_own', 'as_puffer_env',
+           'make_single']
 
 # %% ../../nbs/01b_env.user.ipynb #4a7afb6b
 ENTRY_POINT_GROUP = "workbench.envs"
@@ -135,13 +136,19 @@ class IntActions(gymnasium.ActionWrapper):
     integers). Only for Gymnasium's own envs, which take either; yours get what they always got."""
     def action(self, action): return int(action)
 
+def gymnasiums_own(env) -> bool:
+    "Whether `env` is one of Gymnasium's own envs in Gymnasium's own wrappers only (a wrapper of yours may read actions)."
+    while isinstance(env, gymnasium.Wrapper):
+        if not type(env).__module__.startswith("gymnasium."): return False
+        env = env.env
+    return type(env).__module__.startswith(GYMNASIUMS_OWN)
+
 def as_puffer_env(env, buf=None, seed: int = 0, env_seed: Optional[int] = None, where: str = "env"):
     "`env` (Gymnasium, PettingZoo Parallel or AEC) in PufferLib's buffers, its spaces checked."
     if isinstance(env, gymnasium.Env):
         if not isinstance(env.observation_space, gymnasium.spaces.Box):
             env = gymnasium.wrappers.FlattenObservation(env)   # Discrete -> one-hot, Dict/Tuple -> one vector
-        if isinstance(env.action_space, gymnasium.spaces.Discrete) and type(env.unwrapped).__module__.startswith(GYMNASIUMS_OWN):
-            env = IntActions(env)
+        if isinstance(env.action_space, gymnasium.spaces.Discrete) and gymnasiums_own(env): env = IntActions(env)
         return GymnasiumEnv(env=env, buf=buf, seed=seed, env_seed=env_seed, where=where)
     from pettingzoo.utils.env import AECEnv
     if isinstance(env, AECEnv):

@@ -16,7 +16,7 @@ __all__ = ['SUPERVISOR', 'run_jobs']
 
 # %% ../../nbs/04c_judge.harness.ipynb #4323e483
 _HEAD = r'''
-import builtins, ctypes, fcntl, json, keyword, os, resource, select, signal, socket, sys, time
+import ast, builtins, ctypes, fcntl, json, keyword, os, resource, select, signal, socket, sys, time
 BATCH = json.load(open("batch.json"))
 LIM, N = BATCH["limits"], BATCH["jobs"]
 UID0, ROOT = int(os.environ.get("WB_SANDBOX_UID", "0")), os.getuid() == 0

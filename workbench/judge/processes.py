@@ -117,8 +117,9 @@ def run_checks():
         except BaseException as e:
             line, tb = None, e.__traceback__   # the test's line that failed (in a `check` function: its assert)
             while tb is not None: line, tb = tb.tb_lineno if tb.tb_frame.f_code.co_filename == "test" else line, tb.tb_next
-            lines = src.splitlines()
-            msg = str(e) or (lines[line - 1].strip() if line and 0 < line <= len(lines) else src.strip().splitlines()[-1])
+            at = [n for n in ast.walk(ast.parse(src)) if isinstance(n, ast.stmt) and not isinstance(n, ast.FunctionDef)
+                  and n.lineno <= (line or 0) <= (n.end_lineno or n.lineno)] if line else []
+            msg = str(e) or (" ".join(ast.get_source_segment(src, at[-1]).split()) if at else src.strip().splitlines()[-1])
             report["tests"].append({"ok": False, "s": time.perf_counter() - t0, "error": f"{type(e).__name__}: {msg}"[:500]})
     done()
 '''   # the two roles of a job's process, each run by `enter` (below)

@@ -4,15 +4,15 @@
 
 # %% ../../nbs/04l_tasks.answers.ipynb #eb723059
 from __future__ import annotations
-import ast, re, textwrap
+import ast, functools, re, textwrap
 from typing import Optional
 
 # %% auto #0
-__all__ = ['FENCE_AT', 'CODE_START', 'bare_code', 'code_blocks', 'answer_end', 'defines', 'answer_program']
+__all__ = ['FENCE_AT', 'CODE_START', 'FENCE_START', 'bare_code', 'code_blocks', 'answer_end', 'defines', 'answer_program']
 
 # %% ../../nbs/04l_tasks.answers.ipynb #124d2a70
-FENCE_AT = re.compile(r"```[ \t]*([A-Za-z0-9_+.-]*)[^\n]*(?:\n|\Z)")   # a fence, its language tag, the rest of its line
-CODE_START = re.compile(r"^(?:def |async def |class |import |from [\w.]+ import |@)", re.M)   # a line that starts Python
+FENCE_AT = re.compile(r"^ {0,3}```[ \t]*([A-Za-z0-9_+.-]*)[^\n]*(?:\n|\Z)", re.M)   # a fence line (Markdown's: at most
+CODE_START = re.compile(r"^(?:def |async def |class |import |from [\w.]+ import |@)", re.M)   # 3 spaces in); Python's start
 
 def _parses(src: str) -> Optional[ast.Module]:
     try: return ast.parse(src)
@@ -21,13 +21,14 @@ def _parses(src: str) -> Optional[ast.Module]:
 def _does_something(tree: ast.Module) -> bool:
     return any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Return)) for n in ast.walk(tree))
 
-def bare_code(text: str) -> Optional[str]:
+def bare_code(text: str, to_end: bool = False) -> Optional[str]:
     """The Python in `text` written without fences: from its first line that starts Python (`def`, `class`, an import,
-    a decorator) to the longest end that parses, if it defines or returns something; or `text` itself when it is an
-    indented body that parses once dedented; None if there is none."""
+    a decorator) to the longest end that parses (`to_end`: only if all the rest parses, so that no prose separates it
+    from what follows), if it defines or returns something; or `text` itself when it is an indented body that parses
+    once dedented; None if there is none."""
     if (m := CODE_START.search(text)) is not None:
         lines = text[m.start():].rstrip().split("\n")
-        for end in range(len(lines), 0, -1):   # trailing prose off, a line at a time
+        for end in range(len(lines), 0 if not to_end else len(lines) - 1, -1):   # trailing prose off, a line at a time
             src = "\n".join(lines[:end])
             if (tree := _parses(src)) is not None and _does_something(tree): return src.rstrip() + "\n"
         return None
@@ -35,24 +36,33 @@ def bare_code(text: str) -> Optional[str]:
     tree = _parses(body) if body.strip() and text[:1] in " \t" else None
     return text.rstrip() + "\n" if tree is not None and any(isinstance(n, ast.Return) for n in ast.walk(tree)) else None
 
+@functools.lru_cache(maxsize=4096)
+def _code_up_to(text: str) -> Optional[str]:
+    "The bare code that runs up to the end of `text` (what a first fence after it closes), or None."
+    return bare_code(text, to_end=True)
+
 def code_blocks(text: str) -> list:
-    """The code blocks of a model's answer, in order: each fenced block (an unclosed one runs to the end), and the
-    bare code before a first fence that closes a block never opened (`def f(): ...`, then ```` ``` ````, then prose)."""
+    """The code blocks of a model's answer, in order: each fenced block (an unclosed one runs to the end), and the bare
+    code that runs up to the first fence: a block the fence closes (`def f(): ...`, then ```` ``` ````, then prose), or
+    one written before a first fenced block (the function, then an example of its use)."""
     blocks, opened = [], None
     for k, m in enumerate(FENCE_AT.finditer(text)):
-        if opened is not None: blocks.append(text[opened:m.start()]); opened = None
-        elif k == 0 and not m.group(1) and (code := bare_code(text[:m.start()])) is not None: blocks.append(code)
-        else: opened = m.end()
+        if opened is not None: blocks.append(text[opened:m.start()]); opened = None; continue
+        code = _code_up_to(text[:m.start()]) if k == 0 else None
+        if code is not None: blocks.append(code)
+        if code is None or m.group(1): opened = m.end()   # a tagged fence after bare code opens a block of its own
     if opened is not None: blocks.append(text[opened:])
     return blocks
 
+FENCE_START = re.compile(r"^ {0,3}```", re.M)
+
 def answer_end(text: str) -> int:
-    """Where a chat answer's code ends: just after the fence that closes its first block (opened, or closing bare code
-    written before it); -1 while it has not."""
-    fences = list(re.finditer("```", text))
+    """Where a chat answer's code ends: just after the fence that closes its first block (opened, or closing the bare
+    code that runs up to it); -1 while it has not. Called every few tokens as an answer grows: the reading of the text
+    before the first fence is cached."""
+    fences = list(FENCE_START.finditer(text))
     if not fences: return -1
-    first = fences[0].start()
-    if bare_code(text[:first]) is not None: return first + 3
+    if _code_up_to(text[:fences[0].start()]) is not None: return fences[0].end()
     return fences[1].end() if len(fences) > 1 else -1
 
 # %% ../../nbs/04l_tasks.answers.ipynb #949a61e8

@@ -5,7 +5,7 @@
 # %% ../../nbs/04m_tasks.code.ipynb #5e8d0025
 from __future__ import annotations
 from ..core import WorkbenchError  # first: quiets dependency notices
-import ast, gzip, hashlib, json, os, random, re
+import ast, gzip, hashlib, json, os, random, re, zlib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator, Optional, Sequence
@@ -222,16 +222,16 @@ def humaneval_tasks() -> list:
 HUMANEVAL_KEYS = {"task_id", "prompt", "entry_point", "test", "canonical_solution"}
 
 def _from_humaneval(row: dict, where: str) -> dict:
-    "A row in HumanEval's format (`prompt`, `entry_point`, a `test` that defines `check(candidate)`) in ours."
-    if unknown := set(row) - HUMANEVAL_KEYS:
-        raise TaskError(f"{where}: a HumanEval-format task has only {', '.join(sorted(HUMANEVAL_KEYS))}; "
-                        f"unknown field(s) {', '.join(sorted(unknown))}")
+    """A row in HumanEval's format (`prompt`, `entry_point`, a `test` that defines `check(candidate)`) in ours: its id with
+    `/` as `-` (either names it in `ids`), its other fields (EvalPlus's inputs, say) kept in `meta`."""
     for key in ("prompt", "entry_point", "test"):
         if not isinstance(row[key], str) or not row[key].strip(): raise TaskError(f"{where}: {key!r} must be a non-empty string")
     if not re.search(r"^def check\(", row["test"], re.M):
         raise TaskError(f"{where}: a HumanEval-format test defines check(candidate), which is called with the entry point")
+    extra = {k: v for k, v in row.items() if k not in HUMANEVAL_KEYS}
     out = {"prompt": row["prompt"], "entry": row["entry_point"], "tests": [f"{row['test']}\ncheck({row['entry_point']})\n"],
-           "reference": row.get("canonical_solution") or "", "level": "humaneval-format"}
+           "reference": row.get("canonical_solution") or "", "level": "humaneval-format",
+           "meta": {**extra, **({"task_id": str(row["task_id"])} if row.get("task_id") is not None else {})}}
     return {**out, "id": str(row["task_id"]).replace("/", "-")} if row.get("task_id") is not None else out
 
 def _task_of(line: str, where: str, path: Path, i: int) -> CodeTask:
@@ -264,7 +264,7 @@ def load_tasks(path, n: Optional[int] = None, ids: Optional[Sequence[str]] = Non
         raise TaskError(f"n (the tasks to read) must be a whole number of at least 1, got {n!r}")
     if ids is not None and (isinstance(ids, str) or not all(isinstance(i, str) and i for i in ids) or not ids):
         raise TaskError(f"ids must be a list of task ids (non-empty strings), got {ids!r}")
-    path, wanted, tasks, read = Path(path), None if ids is None else dict.fromkeys(ids), [], 0
+    path, wanted, tasks, read = Path(path), None if ids is None else dict.fromkeys(i.replace("/", "-") for i in ids), [], 0
     try:
         with (gzip.open(path, "rt", encoding="utf-8") if path.suffix == ".gz" else open(path, encoding="utf-8")) as f:
             for i, line in enumerate(f, 1):
@@ -277,7 +277,8 @@ def load_tasks(path, n: Optional[int] = None, ids: Optional[Sequence[str]] = Non
                 else:
                     tasks.append(task)
                     if n is not None and len(tasks) >= n: break
-    except (OSError, EOFError, UnicodeDecodeError) as e: raise TaskError(f"cannot read the task file {path}: {e}") from None
+    except (OSError, EOFError, UnicodeDecodeError, zlib.error) as e:
+        raise TaskError(f"cannot read the task file {path}: {e}") from None
     if wanted is not None:
         if missing := [k for k, t in wanted.items() if t is None]:
             raise TaskError(f"task file {path} has no task {', '.join(map(repr, missing[:5]))}"

@@ -303,10 +303,11 @@ def eval_out(args, path) -> Optional[Path]:
     its folder must exist (checked before any work)."""
     if args.out is not None:
         out = Path(args.out)
-        if out.is_dir() or not out.parent.is_dir():
-            raise CheckpointError(f"--out {args.out}: give a file in an existing folder")
+        if out.is_dir() or not out.parent.is_dir() or not os.access(out.parent, os.W_OK):
+            raise CheckpointError(f"--out {args.out}: give a file in an existing folder you can write to")
         return out
-    if path is None or Path(path).parent.name != "checkpoints": return None
+    if path is None or Path(path).parent.name != "checkpoints" or not os.access(Path(path).parent.parent, os.W_OK):
+        return None   # (a run folder this user cannot write to: the results are printed, not kept)
     folder, stamp = Path(path).parent.parent / "evals", time.strftime("%Y%m%d-%H%M%S")
     return next(out for k in itertools.count() if not (out := folder / f"{stamp}{f'-{k}' if k else ''}.jsonl").exists())
 
@@ -346,6 +347,9 @@ def eval_lm(args, path) -> int:
     else: n = _in_range("--episodes (tasks of each level)", args.episodes or 50, EVAL_MAX)
     length = args.max_new_tokens if args.max_new_tokens is not None else cfg.grpo.max_new_tokens if state else 512
     length = _in_range("--max-new-tokens", length, TOKENS_MAX)
+    if cfg.model.model == "tiny" and length >= cfg.model.context:
+        raise CheckpointError(f"--max-new-tokens {length} leaves no room for a prompt in the model's context of "
+                              f"{cfg.model.context} tokens")
     out = eval_out(args, path)
     samples = _in_range("--samples", 1 if args.samples is None else args.samples, SAMPLES_MAX)
     if args.task and args.turns is not None and "turns" in given and args.turns != env_cfg.turns:

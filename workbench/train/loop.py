@@ -92,7 +92,8 @@ class Trainer:
         improved = self._contends(score)
         if improved or (run.checkpoint_every and update % run.checkpoint_every == 0):
             self.save_checkpoint(score, reason="best" if improved else "scheduled")
-        if improved and self.main and run.stop_at is not None and self.best_score >= run.stop_at:
+        if score is not None and self.main and run.stop_at is not None and self.best_score is not None \
+                and self.best_score >= run.stop_at:   # (after any evaluation: a resumed run may hold such a best)
             self.controls.stop(source=GOAL_MET)
 
     def _evaluates(self) -> bool:
