@@ -1,5 +1,5 @@
 """Our HumanEval harness against published scores: greedy pass@1 of models as they are, through Workbench's own prompt
-(the chat template around the task), answer reading (`tasks.answers`) and judges (`workbench eval --model`), beside the
+(the chat template around the task), answer reading (`answers`) and judges (`workbench eval --model`), beside the
 figure each model's makers report. A gap of more than about 8 points below a maker's figure is the harness's to
 explain, not a result.
 

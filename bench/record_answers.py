@@ -3,7 +3,7 @@
 
 The model is prompted as `workbench eval` prompts it (its chat template around the task) and decodes greedily with
 no stop sequence, so each record holds everything the model wrote: the tests cut it as generation would
-(`tasks.answers.answer_end`) and read its program (`answer_program`), whatever its shape.
+(`answers.answer_end`) and read its program (`answer_program`), whatever its shape.
 
     make smollm && python bench/record_answers.py --tasks 24        # SmolLM2-135M-Instruct, HumanEval/0..23
 """

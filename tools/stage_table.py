@@ -15,8 +15,9 @@ END = "<!-- end of the stage table -->"
 
 ROOMS = [  # (the packages a row holds, what they do), in the order of the data flow
     (
-        ("workbench.deps", "workbench.core"),
-        "errors, typed configs, seeding, atomic files; the process settings dependencies force",
+        ("workbench.deps", "workbench.core", "workbench.answers"),
+        "errors, typed configs, seeding, atomic files; the process settings dependencies force; a model's answer as a "
+        "program",
     ),
     (
         ("workbench.env",),

@@ -16,7 +16,7 @@ from .doctor import add_doctor_command
 from .train.commands import KINDS, add_eval_command, add_train_command, load_policy  # (export loads a policy)
 
 # %% auto #0
-__all__ = ['JUDGE_NAMES', 'fail', 'cmd_envs', 'cmd_serve', 'cmd_export_hf', 'cmd_export', 'make_judges', 'as_program',
+__all__ = ['JUDGE_NAMES', 'fail', 'cmd_envs', 'cmd_serve', 'cmd_export_hf', 'cmd_export', 'as_program', 'make_judges',
            'cmd_judge_score', 'cmd_judge_benchmark', 'add_judge_command', 'check_run_prefix', 'find_run', 'cmd_tag',
            'add_tag_command', 'make_parser', 'main']
 
@@ -98,6 +98,33 @@ def cmd_export(args) -> int:
     if not ok: print("workbench: error: the ONNX model does not match torch", file=sys.stderr)
     return 0 if ok else 1
 
+# %% ../nbs/08_cli.ipynb #3811c619
+def _runs_a_check(text: str) -> bool:
+    "Whether a .py tests file runs anything: a statement other than imports, definitions, a docstring or `pass`."
+    import ast
+    inert = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Pass)
+    return any(not isinstance(n, inert) and not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))
+               for n in ast.parse(text).body)
+
+def as_program(query: str, response: str) -> str:
+    """The program a response submits: the response, when it parses; else, where the query declares a function, the
+    response read as an answer to it (`answers.answer_program`: a body after the query's signature, the code
+    block of a chat answer), said in one line on stderr."""
+    import ast, re
+    from workbench.answers import answer_program
+    try: ast.parse(response); return response
+    except (SyntaxError, ValueError): pass
+    if not (declared := list(re.finditer(r"^def (\w+)\(", query, re.M))): return response
+    entry, code = declared[-1].group(1), query[declared[-1].start():]   # the signature on, without prose before it
+    for prompt in (query, code):
+        program = answer_program(prompt, entry, response)
+        try: ast.parse(program)
+        except (SyntaxError, ValueError): continue
+        print(f"the response does not parse alone: scored as the answer to the query's {entry}() (a body after its "
+              "signature, or the code of a fenced answer)", file=sys.stderr)
+        return program
+    return response   # (scored as it is: its syntax error is the verdict)
+
 # %% ../nbs/08_cli.ipynb #9cb7a2d3
 JUDGE_NAMES = ("exec", "static", "embedding", "llm")
 
@@ -119,32 +146,6 @@ def _text_arg(value: Optional[str], path: Optional[str], what: str) -> Optional[
         try: return Path(path).read_text()
         except (OSError, UnicodeDecodeError) as e: raise WorkbenchError(f"cannot read --{what}-file {path}: {e}") from None
     return value
-
-def _runs_a_check(text: str) -> bool:
-    "Whether a .py tests file runs anything: a statement other than imports, definitions, a docstring or `pass`."
-    import ast
-    inert = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Pass)
-    return any(not isinstance(n, inert) and not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))
-               for n in ast.parse(text).body)
-
-def as_program(query: str, response: str) -> str:
-    """The program a response submits: the response, when it parses; else, where the query declares a function, the
-    response read as an answer to it (`tasks.answers.answer_program`: a body after the query's signature, the code
-    block of a chat answer), said in one line on stderr."""
-    import ast, re
-    from workbench.tasks.answers import answer_program
-    try: ast.parse(response); return response
-    except (SyntaxError, ValueError): pass
-    if not (declared := list(re.finditer(r"^def (\w+)\(", query, re.M))): return response
-    entry, code = declared[-1].group(1), query[declared[-1].start():]   # the signature on, without prose before it
-    for prompt in (query, code):
-        program = answer_program(prompt, entry, response)
-        try: ast.parse(program)
-        except (SyntaxError, ValueError): continue
-        print(f"the response does not parse alone: scored as the answer to the query's {entry}() (a body after its "
-              "signature, or the code of a fenced answer)", file=sys.stderr)
-        return program
-    return response   # (scored as it is: its syntax error is the verdict)
 
 def cmd_judge_score(args) -> int:
     "Score one response with the chosen judges (and their ensemble under the global objective)."

@@ -6,7 +6,7 @@
 from __future__ import annotations
 from ..core import WorkbenchError, check_types  # first: quiets dependency notices
 from ..deps import HF_OFFLINE_BY_USER
-from ..tasks.answers import answer_end
+from ..answers import answer_end
 import copy, math, os, re, shutil, tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -254,7 +254,7 @@ def _right_pad(seqs: Sequence[Sequence[int]], pad: int) -> tuple:
 
 def _cut(text: str, stops: Sequence[str]) -> tuple:
     """The text before the first stop sequence (`FENCE`: through the fence that closes the answer's first code block,
-    opened or closing bare code: `tasks.answers.answer_end`), and whether one was found."""
+    opened or closing bare code: `answers.answer_end`), and whether one was found."""
     at = min((i for i in (_find(text, s) for s in stops) if i >= 0), default=-1)
     return (text, False) if at < 0 else (text[:at], True)
 

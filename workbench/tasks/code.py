@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator, Optional, Sequence
 from ..judge.processes import holds_no_code
-from .answers import answer_program
+from ..answers import answer_program
 
 # %% auto #0
 __all__ = ['OPS', 'OP', 'LEVELS', 'SPLITS', 'ARG', 'HUMANEVAL_KEYS', 'TaskError', 'CodeTask', 'Op', 'assert_test', 'make_task',
@@ -34,7 +34,7 @@ class CodeTask:
     meta: dict = field(default_factory=dict)
     def program(self, completion: str) -> str:
         """The program a completion submits: the prompt and the completion (its body); or, for a chat model's answer,
-        its code (`tasks.answers.answer_program`: the block that defines the entry, whatever the fences and prose)."""
+        its code (`answers.answer_program`: the block that defines the entry, whatever the fences and prose)."""
         return answer_program(self.prompt, self.entry, completion)
     def to_dict(self) -> dict: return asdict(self)
 

@@ -6,15 +6,14 @@
 from __future__ import annotations
 from ..core import CheckpointError, ConfigError, WorkbenchError, load_config_file  # first: quiets dependency notices
 from ..core import check_new_folder, path_arg
-import argparse, dataclasses, itertools, json, math, os, sys, time
+import argparse, dataclasses, json, math, os, sys
 from pathlib import Path
 from typing import Optional
 
 # %% auto #0
-__all__ = ['ALIASES', 'KINDS', 'EVAL_FLAGS', 'EVAL_TAKES', 'EVAL_MAX', 'SAMPLES_MAX', 'TURNS_MAX', 'TOKENS_MAX', 'FIXED_MAX',
-           'HF_TOLERANCE', 'setting_names', 'add_train_command', 'cmd_train', 'summary_lines', 'pick_algorithm',
-           'build_run_config', 'load_policy', 'cmd_eval', 'checkpoint_origin', 'eval_trading', 'add_eval_command',
-           'task_spec', 'eval_out', 'write_rows', 'eval_lm', 'eval_team', 'export_hf']
+__all__ = ['ALIASES', 'KINDS', 'EVAL_FLAGS', 'EVAL_TAKES', 'HF_TOLERANCE', 'setting_names', 'add_train_command', 'cmd_train',
+           'summary_lines', 'pick_algorithm', 'build_run_config', 'load_policy', 'check_eval_flags', 'cmd_eval',
+           'checkpoint_origin', 'eval_trading', 'add_eval_command', 'export_hf']
 
 # %% ../../nbs/05j_train.commands.ipynb #c35b369b
 ALIASES = {"total_timesteps": ["--total-steps"]}
@@ -162,12 +161,8 @@ EVAL_TAKES = {"ppo": ("a PPO policy's checkpoint", ("env", "swap_roles")),
               "lm": (KINDS["lm"], ("task", "samples", "turns", "temperature", "max_new_tokens", "out")),
               "team": (KINDS["team"], ("swap_roles", "temperature"))}
 
-def cmd_eval(args) -> int:
-    "Evaluate a checkpoint greedily and stochastically (a language-model run's: `eval_lm`, `eval_team`)."
-    from workbench.judge.episodes import evaluate_policy
-    from workbench.policy import swap_roles
-    from workbench.core import resolve_device, seed_everything
-    import torch
+def check_eval_flags(args) -> None:
+    "`workbench eval`'s flags that do not depend on the checkpoint: ranges, and `--model`'s company."
     if args.episodes is not None and args.episodes < 1:
         raise WorkbenchError(f"--episodes must be at least 1, got {args.episodes}")
     if not 0 <= args.seed < 2**31: raise WorkbenchError(f"--seed must be in [0, 2**31), got {args.seed}")
@@ -183,7 +178,16 @@ def cmd_eval(args) -> int:
                                  f"--model {model!r}")
         if bad := [k for k in EVAL_FLAGS if getattr(args, k, None) not in (None, False) and k not in EVAL_TAKES["lm"][1]]:
             raise WorkbenchError(f"{EVAL_FLAGS[bad[0]].split()[0]} does not apply to --model, a code agent's model")
-        return eval_lm(args, None)
+
+def cmd_eval(args) -> int:
+    "Evaluate a checkpoint greedily and stochastically (a language-model run's: `eval_lm`, `eval_team`)."
+    from workbench.judge.episodes import evaluate_policy
+    from workbench.policy import swap_roles
+    from workbench.core import resolve_device, seed_everything
+    from workbench.train.lm_eval import eval_lm, eval_team
+    import torch
+    check_eval_flags(args)
+    if getattr(args, "model", None) is not None: return eval_lm(args, None)   # a language model as it is
     if args.checkpoint is None:
         raise WorkbenchError("workbench eval needs a checkpoint file or run folder (or --model NAME: a language model as "
                              "it is)")
@@ -285,148 +289,6 @@ def add_eval_command(sub) -> None:
                    help="multi-agent runs (PPO, token teams) with a policy per role: play each role with the next role's policy")
     e.add_argument("--json", action="store_true", help="print the result as one JSON line")
     e.set_defaults(func=cmd_eval)
-
-# %% ../../nbs/05j_train.commands.ipynb #d673f912
-EVAL_MAX = 1000   # held-out tasks of each level (or grids) an evaluation takes at most
-SAMPLES_MAX, TURNS_MAX, TOKENS_MAX, FIXED_MAX = 1000, 100, 4096, 1_000_000
-
-def task_spec(text: str) -> str:
-    "A `--task` value as a code env spec: a spec (`code?...`) as it is; anything else is a task file's path."
-    return text if text == "code" or text.startswith("code?") else f"code?source=file&path={text}"
-
-def _in_range(flag: str, value: int, top: int) -> int:
-    if not 1 <= value <= top: raise CheckpointError(f"{flag} must be 1 to {top:,}, got {value}")
-    return value
-
-def eval_out(args, path) -> Optional[Path]:
-    """Where an evaluation writes each task's result: `--out`, else (a run's checkpoint) `<run folder>/evals/<time>.jsonl`;
-    its folder must exist (checked before any work)."""
-    if args.out is not None:
-        out = Path(args.out)
-        if out.is_dir() or not out.parent.is_dir() or not os.access(out.parent, os.W_OK):
-            raise CheckpointError(f"--out {args.out}: give a file in an existing folder you can write to")
-        return out
-    if path is None or Path(path).parent.name != "checkpoints" or not os.access(Path(path).parent.parent, os.W_OK):
-        return None   # (a run folder this user cannot write to: the results are printed, not kept)
-    folder, stamp = Path(path).parent.parent / "evals", time.strftime("%Y%m%d-%H%M%S")
-    return next(out for k in itertools.count() if not (out := folder / f"{stamp}{f'-{k}' if k else ''}.jsonl").exists())
-
-def write_rows(path: Path, rows: list) -> None:
-    "JSON lines, written whole or not at all (a temporary file renamed into place)."
-    path.parent.mkdir(parents=True, exist_ok=True)
-    part = path.with_name(path.name + ".part")
-    part.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    os.replace(part, path)
-
-def eval_lm(args, path) -> int:
-    """`workbench eval` of a language-model checkpoint (or, `path` None, of `--model` as it is): pass@k per level with 95%
-    intervals (and multi-turn against pass@T), on the run's own task source or the one `--task` names."""
-    from workbench.env.spec import parse_spec
-    from workbench.tasks.env import CodeEnv
-    from workbench.tasks.eval import multi_turn, pass_at_k
-    from workbench.tasks.code import LEVELS, held_out, load_tasks
-    from workbench.train.checkpoint import load_checkpoint
-    from workbench.train.lm import build_policy, prepare_model
-    from workbench.train.lm_config import LMTrainConfig, task_env
-    from workbench.core import resolve_device
-    device = resolve_device(args.device)   # before any work: CUDA asked for where there is none is one line
-    if path is None:
-        if args.model == "tiny": raise CheckpointError("the tiny model is made by training: evaluate a run of it")
-        settings = {"model": args.model, "gguf_file": args.gguf_file, "prompt_format": args.prompt_format}
-        state, cfg = None, LMTrainConfig.from_dict({k: v for k, v in settings.items() if v is not None})
-    else: state = load_checkpoint(path); cfg = LMTrainConfig.from_dict(state["config"])
-    spec = task_spec(args.task) if args.task else cfg.task.task
-    env_cfg, given = task_env(spec), dict(parse_spec(spec).options)
-    fixed = env_cfg.source != "gen"
-    if args.split == "train":
-        raise CheckpointError("a language-model run is evaluated on its held-out tasks: --split val or test")
-    if args.split and fixed:
-        raise CheckpointError(f"--split applies to generated tasks: {env_cfg.source} tasks ({spec}) are evaluated whole")
-    split = args.split or "test"
-    if fixed: n = None if args.episodes is None else _in_range("--episodes (tasks)", args.episodes, FIXED_MAX)   # all
-    else: n = _in_range("--episodes (tasks of each level)", args.episodes or 50, EVAL_MAX)
-    length = args.max_new_tokens if args.max_new_tokens is not None else cfg.grpo.max_new_tokens if state else 512
-    length = _in_range("--max-new-tokens", length, TOKENS_MAX)
-    if cfg.model.model == "tiny" and length >= cfg.model.context:
-        raise CheckpointError(f"--max-new-tokens {length} leaves no room for a prompt in the model's context of "
-                              f"{cfg.model.context} tokens")
-    out = eval_out(args, path)
-    samples = _in_range("--samples", 1 if args.samples is None else args.samples, SAMPLES_MAX)
-    if args.task and args.turns is not None and "turns" in given and args.turns != env_cfg.turns:
-        raise CheckpointError(f"--turns {args.turns} and turns={env_cfg.turns} in --task: give the attempts once")
-    turns = _in_range("--turns", args.turns if args.turns is not None else env_cfg.turns if args.task else 1, TURNS_MAX)
-    if args.temperature is not None and samples == 1 and turns == 1:
-        raise CheckpointError("--temperature applies to sampled attempts (--samples above 1, or --turns above 1): "
-                              "one attempt a task is greedy")
-    temperature = 0.8 if args.temperature is None else args.temperature
-    import torch
-    torch.manual_seed(args.seed)
-    env = CodeEnv(env_cfg, fixed=load_tasks(env_cfg.path, n, env_cfg.id_list) if env_cfg.source == "file" else None)
-    if fixed: tasks = {env_cfg.source: env.held_out(n=n)}
-    else:   # every level, or the one --task names
-        levels = [env_cfg.level] if args.task and "level" in given else LEVELS
-        tasks = {level: held_out(level, split, n, env_cfg.examples) for level in levels}
-    refused = env.gate_refusals([t for level in tasks.values() for t in level]) if fixed else {}
-    policy = build_policy(cfg, state)
-    policy.model.to(device)
-    prepare_model(policy, cfg)   # the run's prompt format and decoder
-    rows = []
-    result = {**({"checkpoint": str(path)} if path else {"model": args.model}), "split": None if fixed else split,
-              "task": spec, "max_new_tokens": length,
-              **({"gate_refuses_references": refused} if refused else {}),
-              **pass_at_k(policy, env, tasks, samples, sorted({1, samples} | {k for k in (5, 10) if k <= samples}),
-                          temperature=0.0 if samples == 1 else temperature, max_new_tokens=length, record=rows)}
-    if out is not None:
-        write_rows(out, rows)
-        print(f"each task's result: {out}", file=sys.stderr)
-    if turns > 1:
-        result["multi_turn"] = multi_turn(policy, env, tasks, turns, temperature, length)
-        result["independent"] = pass_at_k(policy, env, tasks, turns, (turns,), temperature, length)
-    if args.json: print(json.dumps(result)); return 0
-    if refused:
-        total = sum(len(level) for level in tasks.values())
-        print(f"the safety gate refuses the reference of {', '.join(refused)}: at most {total - len(refused)} of {total} "
-              "tasks can pass")
-    for level, r in ((k, v) for k, v in result.items() if isinstance(v, dict) and "tasks" in v):
-        ks = ", ".join(f"{k} {v:.3f}" for k, v in r.items() if k.startswith("pass@"))
-        print(f"{level:>10}: {ks} (pass@1 95% CI {r['ci95'][0]:.3f} to {r['ci95'][1]:.3f}) over {r['tasks']} tasks")
-    if turns > 1:
-        mt, ind = result["multi_turn"]["overall"], result["independent"]["overall"]
-        print(f"{turns} attempts: with feedback {mt['pass@1']:.3f} {mt['ci95']}, "
-              f"independent {ind[f'pass@{turns}']:.3f} {ind[f'ci95@{turns}']}")
-    return 0
-
-def eval_team(args, path) -> int:
-    """`workbench eval` of a team checkpoint: team success (95% interval) on held-out grids or programming tasks (and the
-    path ratio on grids), greedy and sampled; `--swap-roles` plays each role with the other role's model."""
-    from workbench.train.checkpoint import load_checkpoint
-    from workbench.train.team import TeamTrainConfig, TeamTrainer, evaluate_team
-    import torch
-    split = args.split or "test"
-    if split == "train": raise CheckpointError("a team is evaluated on held-out tasks: --split val or test")
-    n = _in_range("--episodes (held-out grids or tasks)", args.episodes or 200, EVAL_MAX)
-    state = load_checkpoint(path)
-    cfg = TeamTrainConfig.from_dict(state["config"]).replace(device=args.device, init=None)
-    trainer = TeamTrainer(cfg, resume=state)
-    policies, t = trainer.policies, cfg.team
-    if args.swap_roles:
-        if len(trainer.models) < 2: raise CheckpointError(f"--swap-roles needs a model per role, not {t.policy_map!r}")
-        a, b = trainer.roles
-        policies = {a: trainer.policies[b], b: trainer.policies[a]}
-    tasks = t.face.held_out(split, n)
-    torch.manual_seed(args.seed)
-    result = {"checkpoint": str(path), "split": split, "roles": t.roles, "policy_map": t.policy_map, "swapped": args.swap_roles}
-    for mode, temp in (("greedy", 0.0), ("sampled", 0.8 if args.temperature is None else args.temperature)):
-        r = evaluate_team(policies, t.face.env(trainer.roles, 1.0, t.rounds), tasks, temp, cfg.grpo.max_new_tokens)
-        result[mode] = {k: v for k, v in r.items() if k != "solved"}
-    if args.json: print(json.dumps(result)); return 0
-    for mode in ("greedy", "sampled"):
-        r = result[mode]
-        ratio = f"; moves over the shortest path {r['path_ratio']:.2f}" if r["path_ratio"] else ""
-        what = "grids" if t.task == "path" else f"{t.level} tasks"
-        print(f"{mode:>10}: team success {r['success']:.3f} (95% CI {r['ci95'][0]:.3f} to {r['ci95'][1]:.3f}) over "
-              f"{r['tasks']} {split} {what}{ratio}")
-    return 0
 
 # %% ../../nbs/05j_train.commands.ipynb #86215242
 HF_TOLERANCE = 1e-4   # the largest logit difference (fp32) between the run's model and the exported folder
