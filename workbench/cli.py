@@ -18,7 +18,7 @@ from .train.commands import KINDS, add_eval_command, add_train_command, load_pol
 # %% auto #0
 __all__ = ['JUDGE_NAMES', 'fail', 'cmd_envs', 'cmd_serve', 'cmd_export_hf', 'cmd_export', 'as_program', 'make_judges',
            'cmd_judge_score', 'cmd_judge_benchmark', 'add_judge_command', 'check_run_prefix', 'find_run', 'cmd_tag',
-           'add_tag_command', 'make_parser', 'main']
+           'add_tag_command', 'cmd_tasks', 'add_tasks_command', 'make_parser', 'main']
 
 # %% ../nbs/08_cli.ipynb #8426bc6a
 def fail(message: str) -> int:
@@ -283,6 +283,31 @@ def add_tag_command(sub) -> None:
     t.add_argument("--runs-dir", default="runs", help="runs folder (default: runs)")
     t.set_defaults(func=cmd_tag)
 
+# %% ../nbs/08_cli.ipynb #abe8eb9a
+def cmd_tasks(args) -> int:
+    "Build (or read from the cache) a task source that is built before use, and print its counts."
+    from workbench.tasks.codeio import build_codeio, built_path, stats_path, summary
+    if args.programs < 0: return fail(f"--programs must be 0 (all) or more, got {args.programs}")
+    cached = built_path(programs=args.programs).exists()
+    path = build_codeio(programs=args.programs, show=not args.json)   # (a build prints its counts)
+    stats = json.loads(stats_path(path).read_text())
+    if args.json:
+        print(json.dumps({**{k: v for k, v in stats.items() if k != "dropped_ids"}, "tasks": str(path),
+                          "stats": str(stats_path(path))}))
+        return 0
+    if cached: print(summary(stats))
+    print(f"tasks: {path}"); print(f"why each dropped program was dropped: {stats_path(path)}")
+    return 0
+
+def add_tasks_command(sub) -> None:
+    t = sub.add_parser("tasks", help="build a task source ahead of use (CodeI/O's real programs) and print its counts",
+                       description="Build CodeI/O's programs into tasks (once; then read from the cache) and print the "
+                                   "counts: kept, by split, and dropped by reason.")
+    t.add_argument("source", choices=["codeio"], help="the task source to build")
+    t.add_argument("--programs", type=int, default=0, help="build from the file's first N programs (default 0: all)")
+    t.add_argument("--json", action="store_true")
+    t.set_defaults(func=cmd_tasks)
+
 # %% ../nbs/08_cli.ipynb #75b1b743
 def make_parser(argv: Optional[list[str]] = None) -> Parser:
     "The parser; the train command's many config flags (they need the trainer, and torch) only when `argv` asks for train."
@@ -313,7 +338,7 @@ def make_parser(argv: Optional[list[str]] = None) -> Parser:
     v.add_argument("--allow-host", action="append", default=[], metavar="NAME",
                    help="a Host name to answer besides loopback and --address (repeatable; others get 403)")
     v.set_defaults(func=cmd_serve)
-    add_job_commands(sub); add_doctor_command(sub); add_tag_command(sub)
+    add_job_commands(sub); add_doctor_command(sub); add_tag_command(sub); add_tasks_command(sub)
     add_sweep_command(sub, train_flags=command == "sweep")
     return p
 

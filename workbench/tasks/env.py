@@ -10,7 +10,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, fields
 from typing import Callable, Optional, Sequence
 
+import dataclasses
+from fastcore.basics import patch
 from ..env.spec import parse_spec
+from .codeio import build_codeio
 from .code import (LEVELS, CodeTask, TaskError, benchmark_tasks, held_out, humaneval_tasks, load_tasks,
                                   task_stream)
 from ..judge.objective import Objective
@@ -26,18 +29,19 @@ __all__ = ['JUDGES', 'SOURCES', 'REWARDS', 'CODE_OBJECTIVE', 'CodeEnvConfig', 'A
 JUDGES = {"exec": "execution in the sandbox (pass rate of the hidden tests)",
           "static": "safety, quality and efficiency from the syntax tree",
           "embedding": "agreement with the reference (sentence embeddings)", "llm": "an LLM's verdict (an OpenAI-compatible URL)"}
-SOURCES = ("gen", "benchmark", "humaneval", "file")
+SOURCES = ("gen", "benchmark", "humaneval", "codeio", "file")
 REWARDS = ("pass", "objective")
 
 @dataclass
 class CodeEnvConfig:
     "What a code env poses and how it scores: spec options of `code?...`."
-    source: str = "gen"              # gen (generated), benchmark (the judge benchmark), humaneval, file (`path`)
+    source: str = "gen"              # gen (generated), benchmark (the judge benchmark), humaneval, codeio, file (`path`)
     level: str = "easy"              # generated tasks: easy, medium or hard (a curriculum moves it)
     turns: int = 1                   # attempts a task; after a failed one the next prompt carries its feedback
     examples: int = 0                # generated tasks: input/output examples shown in the prompt
     path: str = ""                   # source=file: a JSON-lines task file
     ids: str = ""                    # source=file: only the tasks of these ids, comma-separated (empty: every task)
+    programs: int = 0                # source=codeio: build from the file's first N programs (0: all 3,002)
     judges: str = "exec,static"      # judges of each attempt, combined by the objective
     reward: str = "pass"             # pass: 1 if every test passed and the safety gate held, else 0; objective: the judges'
     seed: int = 0
@@ -52,6 +56,9 @@ class CodeEnvConfig:
         if self.source == "file" and not self.path: raise TaskError("source=file needs path=<a JSON-lines task file>")
         if self.ids and self.source != "file":
             raise TaskError(f"ids names tasks of a task file (source=file), not of source={self.source}")
+        if self.programs < 0: raise TaskError(f"programs must be 0 (all) or more, got {self.programs}")
+        if self.programs and self.source != "codeio":
+            raise TaskError(f"programs is for the CodeI/O source (source=codeio), not source={self.source}")
         names = self.judge_names
         unknown = [j for j in names if j not in JUDGES]
         if unknown or not names:
@@ -134,11 +141,6 @@ class CodeEnv:
         self._tasks, self._prompts, self._turn, self._live = [], [], [], []
         self.timeouts = 0   # executions stopped at the sandbox's wall-clock limit, so far
 
-    def _load_fixed(self) -> list:
-        src = self.config.source
-        return (benchmark_tasks() if src == "benchmark" else humaneval_tasks() if src == "humaneval"
-                else load_tasks(self.config.path, ids=self.config.id_list))
-
     def sample(self, n: int, level: Optional[str] = None) -> list:
         """`n` training tasks: generated ones at `level` (default: the current one; an endless seeded stream a level,
         resumable from the count drawn), or the fixed source's tasks in a seeded shuffled cycle."""
@@ -149,7 +151,7 @@ class CodeEnv:
             if self._fixed is None:
                 stream = task_stream(level, self.config.seed, "train", self.config.examples)
             else:
-                def cycle(tasks=self._fixed, rng=random.Random(self.config.seed)):
+                def cycle(tasks=self._split("train"), rng=random.Random(self.config.seed)):
                     while True: yield from rng.sample(tasks, len(tasks))
                 stream = cycle()
             for _ in range(start): next(stream)
@@ -158,8 +160,8 @@ class CodeEnv:
         return [next(self._streams[key]) for _ in range(n)]
 
     def held_out(self, split: str = "test", level: Optional[str] = None, n: int = 50) -> list:
-        "The held-out tasks of a level (generated), or the whole fixed source (first `n`)."
-        if self._fixed is not None: return self._fixed[:n]
+        "The held-out tasks of a level (generated), or the fixed source's (first `n`; CodeI/O's of `split`)."
+        if self._fixed is not None: return self._split(split)[:n]
         return held_out(level or self.level, split, n, self.config.examples)
 
     def gate_refusals(self, tasks: Sequence) -> dict:
@@ -227,6 +229,27 @@ class CodeEnv:
 
     @property
     def done(self) -> bool: return not any(self._live)
+
+# %% ../../nbs/04n_tasks.env.ipynb #9bf0d37d
+@patch
+def _load_fixed(self: CodeEnv) -> list:
+    "The fixed source's tasks, read once (CodeI/O's built on first use)."
+    src = self.config.source
+    if src == "codeio":   # every split: training draws from train, held-out sets are val and test
+        return [dataclasses.replace(t, source="codeio") for t in load_tasks(build_codeio(programs=self.config.programs))]
+    return (benchmark_tasks() if src == "benchmark" else humaneval_tasks() if src == "humaneval"
+            else load_tasks(self.config.path, ids=self.config.id_list))
+
+@patch
+def _split(self: CodeEnv, split: str) -> list:
+    "The CodeI/O tasks of one split (another source's fixed tasks are one set)."
+    if self.config.source != "codeio": return self._fixed
+    if split not in ("train", "val", "test"): raise TaskError(f"unknown split {split!r}: choose train, val or test")
+    tasks = [t for t in self._fixed if t.meta.get("split") == split]
+    if not tasks: raise TaskError(f"the CodeI/O build holds no {split} tasks (programs={self.config.programs}: more "
+                                  "programs, or 0 for all)")
+    return tasks
+
 
 # %% ../../nbs/04n_tasks.env.ipynb #e3e26342
 def run_episodes(env: CodeEnv, tasks: Sequence, generate: Callable) -> list:

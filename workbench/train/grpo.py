@@ -147,7 +147,8 @@ def _stats(self: GRPOTrainer, tasks, rows, rewards, adv, no_spread, loss, stats,
            "perf/judge_time": judging["perf/judge_busy_s"],
            "perf/steps_per_min": 60.0 / (time.perf_counter() - t0)}
     for name in attempts[0].judges: out[f"judges/{name}"] = sum(a.judges[name] for a in attempts) / len(attempts)
-    note_spread(self, no_spread, rewards, len({r[2] for r in rows}), self.env.level)
+    note_spread(self, no_spread, rewards, len({r[2] for r in rows}),
+                self.env.level if self.env.config.source == "gen" else None)   # (a fixed source has no levels)
     G, level = self.cfg.grpo.group_size, self.env.level   # review episodes (of the levels below) do not count
     mine = [any(p) for i, p in episodes.items() if tasks[i // G].level == level]
     if self.curriculum is not None and (move := self.curriculum.observe(mine)):

@@ -63,8 +63,9 @@ def _lm_eval_settings(args, path) -> tuple:
     fixed = env_cfg.source != "gen"
     if args.split == "train":
         raise CheckpointError("a language-model run is evaluated on its held-out tasks: --split val or test")
-    if args.split and fixed:
-        raise CheckpointError(f"--split applies to generated tasks: {env_cfg.source} tasks ({spec}) are evaluated whole")
+    if args.split and fixed and env_cfg.source != "codeio":
+        raise CheckpointError(f"--split applies to generated tasks and CodeI/O's: {env_cfg.source} tasks ({spec}) are "
+                              "evaluated whole")
     split = args.split or "test"
     if fixed: n = None if args.episodes is None else _in_range("--episodes (tasks)", args.episodes, FIXED_MAX)   # all
     else: n = _in_range("--episodes (tasks of each level)", args.episodes or 50, EVAL_MAX)
@@ -96,7 +97,7 @@ def eval_lm(args, path) -> int:
     import torch
     torch.manual_seed(args.seed)
     env = CodeEnv(env_cfg, fixed=load_tasks(env_cfg.path, n, env_cfg.id_list) if env_cfg.source == "file" else None)
-    if fixed: tasks = {env_cfg.source: env.held_out(n=n)}
+    if fixed: tasks = {env_cfg.source: env.held_out(split, n=n)}   # (CodeI/O's split; another's whole)
     else:   # every level, or the one --task names
         levels = [env_cfg.level] if args.task and "level" in given else LEVELS
         tasks = {level: held_out(level, split, n, env_cfg.examples) for level in levels}
@@ -105,8 +106,8 @@ def eval_lm(args, path) -> int:
     policy.model.to(device)
     prepare_model(policy, cfg)   # the run's prompt format and decoder
     rows = []
-    result = {**({"checkpoint": str(path)} if path else {"model": args.model}), "split": None if fixed else split,
-              "task": spec, "max_new_tokens": length,
+    result = {**({"checkpoint": str(path)} if path else {"model": args.model}), "task": spec,
+              "split": None if fixed and env_cfg.source != "codeio" else split, "max_new_tokens": length,
               **({"gate_refuses_references": refused} if refused else {}),
               **pass_at_k(policy, env, tasks, samples, sorted({1, samples} | {k for k in (5, 10) if k <= samples}),
                           temperature=0.0 if samples == 1 else temperature, max_new_tokens=length, record=rows)}
