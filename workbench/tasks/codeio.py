@@ -17,15 +17,17 @@ from ..judge.responses import StaticJudge
 from ..judge.sandbox import Limits, run_sandboxed
 
 # %% auto #0
-__all__ = ['CODEIO_VERSION', 'SPLITS', 'INPUTS', 'SHOWN', 'MIN_TESTS', 'SHOWN_CHARS', 'TEST_CHARS', 'SLOW_S', 'CodeIOError',
-           'codeio_file', 'read_programs', 'split_of', 'grams', 'humaneval_grams', 'screen', 'run_references',
-           'verdict', 'io_test', 'task_row', 'cache_dir', 'stats_path', 'summary', 'built_path', 'build_codeio']
+__all__ = ['CODEIO_VERSION', 'SPLITS', 'INPUTS', 'SHOWN', 'MIN_TESTS', 'SHOWN_CHARS', 'TEST_CHARS', 'CALL_LINES', 'KILL_S',
+           'CodeIOError', 'codeio_file', 'read_programs', 'split_of', 'grams', 'humaneval_grams', 'screen',
+           'run_references', 'verdict', 'io_test', 'task_row', 'cache_dir', 'stats_path', 'summary', 'built_path',
+           'build_codeio']
 
 # %% ../../nbs/04l_tasks.codeio.ipynb #9f54cadb
-CODEIO_VERSION = 1          # what a build writes: a change of the rules below is a new version (and a new cache file)
+CODEIO_VERSION = 3          # what a build writes: a change of the rules below is a new version (and a new cache file)
 SPLITS = ("train", "val", "test")
 INPUTS, SHOWN, MIN_TESTS = 8, 2, 3   # inputs drawn a program; examples shown in its prompt; tests a kept task needs
-SHOWN_CHARS, TEST_CHARS, SLOW_S = 300, 4000, 0.5   # an example's, a test's value at most; a call's CPU seconds at most
+SHOWN_CHARS, TEST_CHARS = 300, 4000   # an example's and a test's values, at most
+CALL_LINES, KILL_S = 500_000, 30      # lines a call may run (counted: the same on every machine); CPU seconds a program may
 
 class CodeIOError(WorkbenchError):
     "The CodeI/O source cannot be built: its file is missing or unreadable."
@@ -107,7 +109,7 @@ def screen(row: dict, seen: set, against: set) -> Optional[str]:
 
 # %% ../../nbs/04l_tasks.codeio.ipynb #013b84e9
 _RUNNER = r'''
-import copy, json, os, random, resource, select, signal, subprocess, sys, time
+import copy, json, os, random, resource, signal, subprocess, sys
 if len(sys.argv) == 1:                             # main.py: the programs under two hash seeds (set-order dependence)
     for seed in ("0", "1"):
         p = subprocess.run([sys.executable, "-I", "-S", "main.py", seed], env={**os.environ, "PYTHONHASHSEED": seed},
@@ -116,11 +118,23 @@ if len(sys.argv) == 1:                             # main.py: the programs under
     sys.exit(0)
 JOB = json.load(open("programs.json"))
 def plain(v): return json.loads(json.dumps(v, allow_nan=False))
+class Budget(BaseException): "A call ran past its lines."
+def counted(fn, kwargs):
+    "fn(**kwargs) and the lines it ran (a count that is the same on every machine, unlike its time)."
+    n = [0]
+    def line(frame, event, arg):
+        if event == "line":
+            n[0] += 1
+            if n[0] > JOB["lines"]: raise Budget()
+        return line
+    sys.settrace(lambda frame, event, arg: line)
+    try: return fn(**kwargs), n[0]
+    finally: sys.settrace(None)
 def one(p):
     random.seed(0)                                 # a generator that draws from the module's random gets the same draws
     ns = {"__name__": "codeio", "Random": random.Random}
     exec(compile(p["code"] + "\n\n" + p["gen"], "program", "exec"), ns)
-    rng, io, errors, big, slow, worst = random.Random(p["id"]), [], [], 0, 0, 0.0
+    rng, io, errors, big, most = random.Random(p["id"]), [], [], 0, 0
     for _ in range(JOB["inputs"] * 2):
         if len(io) >= JOB["inputs"]: break
         try: inputs = plain(ns["generate_inputs"](rng))
@@ -129,11 +143,10 @@ def one(p):
         outs = []
         for seed in (0, 1):                        # again from another state of the module's random: the same answer?
             random.seed(seed)
-            t0 = time.process_time()
-            try: out = ns["main_solution"](**copy.deepcopy(inputs))
+            try: out, lines = counted(ns["main_solution"], copy.deepcopy(inputs))
+            except Budget: return {"slow": True}
             except Exception as e: errors.append(f"main_solution: {type(e).__name__}: {e}"[:200]); break
-            spent = time.process_time() - t0
-            slow, worst = slow + (spent > JOB["slow_s"]), max(worst, spent)
+            most = max(most, lines)
             try: outs.append(plain(out))
             except (TypeError, ValueError) as e: errors.append(f"output not JSON: {e}"[:200]); break
         if len(outs) < 2: continue
@@ -141,7 +154,7 @@ def one(p):
         out = outs[0]
         if len(json.dumps(inputs)) + len(json.dumps(out)) > JOB["chars"]: big += 1; continue
         io.append([inputs, out])
-    return {"io": io, "errors": errors[:3], "big": big, "slow": slow, "cpu": round(worst, 4)}
+    return {"io": io, "errors": errors[:3], "big": big, "lines": most}
 for p in JOB["programs"]:
     r, w = os.pipe()
     pid = os.fork()
@@ -167,11 +180,10 @@ for p in JOB["programs"]:
 def run_references(rows: list, parallel: int = 2, chunk: int = 40, progress=None) -> dict:
     """Each program's generator and reference run in the sandbox (a process of its own each, under two hash seeds): id ->
     the two runs' results ({"io": [[inputs, output], ...], ...} or why it ended)."""
-    cpu_s = 3
     def run(part):
         job = {"programs": [{"id": r["id"], "code": r["code_sample"], "gen": r["input_generator"]} for r in part],
-               "inputs": INPUTS, "slow_s": SLOW_S, "chars": TEST_CHARS, "cpu_s": cpu_s}
-        limits = Limits(cpu_s=60, wall_s=30 + 4 * cpu_s * len(part), memory_mb=1024, output_kb=32 * 1024, processes=8)
+               "inputs": INPUTS, "lines": CALL_LINES, "chars": TEST_CHARS, "cpu_s": KILL_S}
+        limits = Limits(cpu_s=60, wall_s=60 + 2 * KILL_S * len(part), memory_mb=1024, output_kb=32 * 1024, processes=8)
         res = run_sandboxed(_RUNNER, {"programs.json": json.dumps(job)}, limits)
         out = {}
         for line in res.stdout.splitlines():
@@ -190,11 +202,11 @@ def verdict(runs: Optional[list]) -> tuple:
     "(why the program is dropped or None, its input/output pairs) from its two runs."
     if not runs or len(runs) != 2: return "the sandbox did not finish it", []
     a, b = runs
-    if "killed" in a or "killed" in b: return "slow: ran past its CPU time", []
+    if a.get("slow") or b.get("slow"): return f"slow: a call ran over {CALL_LINES:,} lines", []
+    if "killed" in a or "killed" in b: return f"slow: ran past {KILL_S} s of CPU", []
     if "load" in a: return f"does not load: {a['load']}"[:120], []
     if a.get("random") or b.get("random"): return "nondeterministic: its output depends on the module's random", []
     if a["io"] != b["io"]: return "nondeterministic: its outputs depend on the hash seed", []
-    if a["slow"]: return f"slow: a call took over {SLOW_S:g} s of CPU", []
     io = a["io"]
     if len(io) < MIN_TESTS:
         why = a["errors"][0] if a["errors"] else "outputs too large" if a["big"] else "too few inputs"
@@ -220,7 +232,7 @@ def io_test(args: dict, out) -> str:
     return (f"{_SAME}_got = _json.loads(_json.dumps(main_solution(**{args!r})))\n"
             f"assert _same(_got, {out!r}), {call + ' returned '!r} + repr(_got)[:300] + {', expected ' + repr(out)[:300]!r}")
 
-def _doc(text: str) -> str: return text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
+def _doc(text: str) -> str: return text.replace('"""', '\\"\\"\\"')   # (in a raw docstring where it holds a backslash)
 
 def task_row(row: dict, io: list) -> dict:
     "The task of a kept program, in the task-file format (`load_tasks` reads it)."
@@ -233,8 +245,9 @@ def task_row(row: dict, io: list) -> dict:
                      row["task_description"].strip().split("\n") if p.strip())
     spec = textwrap.indent(row["input_output_spec"].strip(), "    ")
     for a in main.args.args + main.args.kwonlyargs: a.annotation = None   # (names the prompt does not import)
-    prompt = (f"def main_solution({ast.unparse(main.args)}):\n    \"\"\"\n{_doc(desc)}\n\n{_doc(spec)}\n"
-              + (f"\n    For example:\n{_doc(examples)}" if examples else "") + '    """\n')
+    doc = f"{desc}\n\n{spec}\n" + (f"\n    For example:\n{examples}" if examples else "")
+    raw = "r" if "\\" in doc else ""   # a repr's backslashes as the repr shows them
+    prompt = f'def main_solution({ast.unparse(main.args)}):\n    {raw}"""\n{_doc(doc)}    """\n'
     meta = {k: row[k] for k in ("clarity", "practice", "educational", "safety", "difficulty") if k in row}
     return {"id": row["id"], "prompt": prompt, "entry": "main_solution", "tests": [io_test(a, o) for a, o in io],
             "reference": row["code_sample"], "level": "codeio", "source": "codeio",
@@ -261,7 +274,9 @@ def _judged(tasks: list, show: bool) -> dict:
     for i in range(0, len(rest), 64):
         part = rest[i:i + 64]
         for (t, _), s in zip(part, judge.score_batch([p for _, p in part])):
-            if s.overall < 1.0: why[t["id"]] = f"the reference fails its own tests in the judge ({s.explanation})"[:200]
+            if s.overall < 1.0:   # (its time left out: the same reason on every machine)
+                said = re.sub(r" in [0-9.]+ s", "", s.explanation)
+                why[t["id"]] = f"the reference fails its own tests in the judge ({said})"[:200]
         bar.update(len(part))
     bar.close()
     return why
@@ -277,7 +292,7 @@ def summary(stats: dict) -> str:
     splits = ", ".join(f"{k} {stats['splits'].get(k, 0):,}" for k in SPLITS)
     dropped = "; ".join(f"{why} {n:,}" for why, n in stats["dropped"].items())
     return (f"CodeI/O: {stats['kept']:,} of {stats['programs']:,} programs kept ({splits}); dropped: {dropped or 'none'}; "
-            f"slowest call kept {stats['slowest_kept_s']:.2f} s of CPU")
+            f"the longest call kept ran {stats['most_lines_kept']:,} lines")
 
 def built_path(source=None, programs: int = 0, cache: Optional[Path] = None) -> Path:
     "Where the build of `source`'s first `programs` (0: all) is cached: by the file's hash, `programs` and the rules' version."
@@ -309,7 +324,7 @@ def build_codeio(source=None, programs: int = 0, cache: Optional[Path] = None, s
              "kept": len(tasks),
              "splits": dict(Counter(t["meta"]["split"] for t in tasks)),
              "dropped": dict(Counter(map(_reason, dropped.values())).most_common()), "dropped_ids": dropped,
-             "slowest_kept_s": max([runs[t["id"]][0]["cpu"] for t in tasks], default=0.0),
+             "most_lines_kept": max([runs[t["id"]][0]["lines"] for t in tasks], default=0),
              "seconds": round(time.perf_counter() - t0, 1)}
     out.parent.mkdir(parents=True, exist_ok=True)
     data = gzip.compress("".join(json.dumps(t) + "\n" for t in tasks).encode(), mtime=0)
