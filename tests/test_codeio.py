@@ -5,7 +5,10 @@ the same build twice, and GRPO and eval on it from the shell."""
 import gzip
 import json
 
+from pathlib import Path
+
 from conftest import last_json, workbench_main
+from workbench.runs.store import RunStore
 from workbench.judge.responses import ExecutionJudge
 from workbench.judge.sandbox import Limits
 from workbench.tasks.code import load_tasks
@@ -44,15 +47,26 @@ def test_a_slice_builds_the_same_twice_and_its_references_pass_their_tests(tmp_p
     assert stats_of(again)["dropped_ids"].keys() == stats["dropped_ids"].keys()
 
 
-def test_grpo_trains_and_eval_scores_on_codeio_from_the_shell(tmp_path):
+def test_grpo_trains_on_the_band_and_eval_scores_on_codeio_from_the_shell(tmp_path):
+    """GRPO on CodeI/O (with the pass-rate band, its starting rates from an eval of the train split), and eval's
+    per-task rows of the validation split."""
     task = "code?source=codeio&programs=40"
     small = ["--hidden", 32, "--layers", 1, "--heads", 2, "--ffn", 64, "--vocab", 300, "--corpus-tasks", 40]
-    r = workbench_main("train", "--algo", "grpo", "--task", task, "--updates", 2, "--batch-size", 2, "--group-size", 2,
-                       "--max-new-tokens", 16, "--eval-every", 2, "--eval-tasks", 3, "--device", "cpu", *small,
-                       "--runs-dir", tmp_path, "--quiet", "--json")  # fmt: skip
+    grpo = ["--algo", "grpo", "--task", task, "--updates", 2, "--batch-size", 2, "--group-size", 2, "--max-new-tokens", 16,
+            "--eval-every", 2, "--eval-tasks", 3, "--device", "cpu", *small, "--runs-dir", tmp_path, "--quiet",
+            "--json"]  # fmt: skip
+    r = workbench_main("train", *grpo, "--band")
     assert r.returncode == 0, r.stderr
     summary = last_json(r.stdout)
     assert summary["status"] == "finished" and summary["global_step"] == 2
+    store = RunStore(tmp_path)
+    run_id = Path(summary["run_dir"]).name
+    assert [row["value"] for row in store.metrics(run_id, "band/estimated")][
+        -1
+    ] == 4  # 2 steps x 2 tasks, each estimated
+    assert len(store.metrics(run_id, "charts/spread_groups")) == 2
+    store.close()
+
     out = tmp_path / "val.jsonl"
     r = workbench_main("eval", summary["run_dir"], "--task", task, "--split", "val", "--out", out, "--json")
     assert r.returncode == 0, r.stderr
@@ -60,3 +74,12 @@ def test_grpo_trains_and_eval_scores_on_codeio_from_the_shell(tmp_path):
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert result["split"] == "val" and result["codeio"]["tasks"] == len(rows) > 0
     assert all(split_of(row["task"]) == "val" and row["level"] == "codeio" for row in rows)
+
+    rates = tmp_path / "rates.jsonl"  # the starting rates of the band: k samples of the train split's tasks
+    r = workbench_main("eval", summary["run_dir"], "--task", task, "--split", "train", "--samples", 2, "--episodes", 6,
+                       "--temperature", 1.0, "--out", rates, "--json")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert len(rates.read_text().splitlines()) == 12
+    r = workbench_main("train", *grpo, "--band", "--band-rates", rates, "--init", summary["run_dir"])
+    assert r.returncode == 0, r.stderr
+    assert last_json(r.stdout)["status"] == "finished"

@@ -12,6 +12,7 @@ from typing import Optional, Sequence
 import torch
 from fastcore.basics import patch
 from ..core import ConfigError
+from ..tasks.band import PassRateBand, read_rates
 from ..tasks.code import LEVELS
 from ..tasks.env import JudgePool
 from ..runs.events import Kind
@@ -57,6 +58,8 @@ class GRPOTrainer(LMTrainer):
         self.curriculum = Curriculum(self.env.level, g.promote_at, g.demote_at, g.window) if g.curriculum and gen else None
         self.reference = self.policy.reference() if g.beta > 0 else None
         self.flat_steps = 0   # steps in a row whose groups all lacked reward spread (`no_spread_notice`)
+        self.band = PassRateBand(g.band_low, g.band_high, read_rates(g.band_rates) if g.band_rates else None) \
+            if g.band else None   # (the tasks whose groups have spread: `workbench.tasks.band`)
 
     def set_hparams(self, **changes) -> None:
         "Live settings, as `LMTrainer`'s; `beta` turns on only in a run that keeps a reference model (started with beta > 0)."
@@ -65,10 +68,12 @@ class GRPOTrainer(LMTrainer):
         super().set_hparams(**changes)
 
     def draw(self, n: int) -> list:
-        "A step's tasks: of the current level, and a `review` share of them from the levels below it, in turn."
+        """A step's tasks: of the current level (with a band: chosen from a pool of them by their estimated pass rates),
+        and a `review` share of them from the levels below it, in turn."""
         below = LEVELS[:LEVELS.index(self.env.level)] if self.curriculum is not None else []
         k = round(n * self.cfg.grpo.review) if below else 0
-        return self.env.sample(n - k) + [t for i in range(k) for t in self.env.sample(1, below[i % len(below)])]
+        now = self.band.choose(self.env.sample((n - k) * self.band.pool), n - k) if self.band else self.env.sample(n - k)
+        return now + [t for i in range(k) for t in self.env.sample(1, below[i % len(below)])]
 
     def play(self, tasks: Sequence) -> list:
         """Play every task `group_size` times, the judges at work on each batch of completions as it is generated
@@ -116,7 +121,17 @@ class GRPOTrainer(LMTrainer):
         generated = sum(len(r[0].completion_ids) for r in rows)
         self.tokens += generated
         out = self._stats(tasks, rows, rewards, every, no_spread, loss, stats, norm, generated, gen_s, judging, t0)
-        return {**out, **judging, "charts/trained_share": len(keep) / len(rows)}
+        return {**out, **judging, **self._banded(tasks, rows), "charts/trained_share": len(keep) / len(rows),
+                "charts/spread_groups": 1.0 - no_spread}
+
+    def _banded(self, tasks, rows) -> dict:
+        "The band's share of this step's tasks, before each task's first-turn group refreshes its estimate."
+        if self.band is None: return {}
+        share = sum(self.band.inside(t.id) for t in tasks) / len(tasks)
+        for i, t in enumerate(tasks):
+            first = [r[1].passed for r in rows if r[2] == (i, 1)]
+            self.band.observe(t.id, sum(first), len(first))
+        return {"band/inside": share, "band/estimated": len(self.band.rates)}
 
     @staticmethod
     def _informative(rows, rewards) -> list:
@@ -169,7 +184,7 @@ def algo_state(self: GRPOTrainer) -> dict:
         keep = set(self.state_dict_keys())
         ref = {k: v for k, v in self.reference.state_dict().items() if k in keep}
     return {"env": self.env.state_dict(), "curriculum": self.curriculum.state_dict() if self.curriculum else None,
-            "reference": ref}
+            "reference": ref, "band": self.band.state_dict() if self.band else None}
 
 @patch
 def state_dict_keys(self: GRPOTrainer) -> list:
@@ -179,4 +194,5 @@ def state_dict_keys(self: GRPOTrainer) -> list:
 def load_algo_state(self: GRPOTrainer, state: dict) -> None:
     self.env.load_state_dict(state["env"])
     if self.curriculum is not None and state.get("curriculum"): self.curriculum.load_state_dict(state["curriculum"])
+    if self.band is not None and state.get("band"): self.band.load_state_dict(state["band"])
     if self.reference is not None and state.get("reference"): self.reference.load_state_dict(state["reference"], strict=False)

@@ -12,6 +12,7 @@ from typing import ClassVar, Literal, Optional
 
 import torch
 from ..env.spec import parse_spec
+from ..tasks.band import read_rates
 from ..tasks.env import CodeEnvConfig
 from ..tasks.code import LEVELS, TaskError
 from ..policy.tokens import SHIPPED, PolicyError, TinyLMConfig, model_folder
@@ -236,6 +237,14 @@ class GRPOConfig:
     "share of each step's tasks drawn from the levels below the curriculum's (keeps what was learnt there)"
     window: int = 64
     "episodes in the rolling pass rate"
+    band: bool = False
+    "draw the tasks whose estimated pass rate is in [band_low, band_high] (groups with spread); estimates from every group"
+    band_low: float = 0.2
+    "the band's lowest estimated pass rate"
+    band_high: float = 0.8
+    "the band's highest estimated pass rate"
+    band_rates: str = ""
+    "starting pass rates: a `workbench eval --samples K --out` file of the starting model (empty: learnt from the groups)"
 
     def __post_init__(self):
         check_types(self)
@@ -252,6 +261,9 @@ class GRPOConfig:
             raise ConfigError(f"epsilon_high must be non-negative, got {self.epsilon_high}")
         if not 0 < self.top_p <= 1: raise ConfigError(f"top_p must be in (0, 1], got {self.top_p}")
         if not 0 <= self.review < 1: raise ConfigError(f"review must be in [0, 1), got {self.review}")
+        if not 0 <= self.band_low < self.band_high <= 1:
+            raise ConfigError(f"need 0 <= band_low < band_high <= 1, got {self.band_low} and {self.band_high}")
+        if self.band_rates and not self.band: raise ConfigError("band_rates are the band's starting rates: give --band too")
         if not 0 <= self.demote_at < self.promote_at <= 1:
             raise ConfigError(f"need 0 <= demote_at < promote_at <= 1, got {self.demote_at} and {self.promote_at}")
 
@@ -276,6 +288,7 @@ def check_token_config(cfg) -> None:
         if importlib.util.find_spec("vllm") is None:
             raise ConfigError("generator vllm needs vLLM: pip install 'workbench[vllm]' (CUDA only), or --generator compiled")
         if cfg.run.device == "cpu": raise ConfigError("generator vllm runs on a GPU only: give --device cuda")
+    if g.band_rates: read_rates(g.band_rates)   # a file that is not one: one line, before any work
     if not m.init: check_context(cfg)   # with init, once the model's settings are that run's (`start_from`)
 
 def check_unused(cfg, unused: tuple, what: str) -> None:
