@@ -2,6 +2,8 @@
 curriculum, samples, live knobs, pause, resume and stop), then its dashboard served by Panel and its run page served by
 `workbench serve`, both in a real browser (Debian's chromium through Playwright)."""
 
+import json
+from pathlib import Path
 import re, time
 
 import pytest
@@ -256,6 +258,16 @@ def test_lm_dashboard_and_run_page_in_a_browser(tmp_path, chromium):
     broken = {"task": "gen-easy-broken", "prompt": "def add(a, b):", "turn": 1, "completion": "return (a +", "reward": 0.0,
               "passed": False, "feedback": "a syntax error: line 1: '(' was never closed"}  # fmt: skip
     store.log_event(session.run_id, session.global_step, "samples", {"samples": [broken]})
+    evals = Path(store.get_run(session.run_id)["run_dir"]) / "evals"  # what `workbench eval RUN` writes, task by task
+    evals.mkdir()
+    (evals / "20261129-120000.jsonl").write_text(
+        "".join(
+            json.dumps({"task": t, "level": "humaneval", "sample": 0, "passed": ok, "pass_rate": rate, "message": msg,
+                        "completion": "    return <b class='wb-injected'>x</b>", "program": "def f(x):\n    return x"})
+            + "\n"
+            for t, ok, rate, msg in [("HumanEval-0", True, 1.0, ""), ("HumanEval-1", False, 0.5, "a test failed: f(1)")]
+        )
+    )  # fmt: skip
     store.close()
     served = Server(runs_dir)
     try:
@@ -282,6 +294,19 @@ def test_lm_dashboard_and_run_page_in_a_browser(tmp_path, chromium):
             ]
             assert shown and set(shown) == {"syntax error"}, shown
             assert "return (a +" in row.inner_text() and "def add(a, b):" in row.inner_text(), row.inner_text()
+            page.locator(".bk-tab").filter(has_text="Evaluations").click()  # the evaluation, task by task
+            scored = page.locator(".wb-evals")
+            scored.locator(".tabulator-row").first.wait_for(timeout=30_000)
+            looked = scored.locator(".tabulator-col[tabulator-field='passed'] .tabulator-header-filter input")
+            looked.fill("failed")
+            looked.press("Enter")
+            failed = scored.locator(".tabulator-row").filter(has_text="HumanEval-1")
+            failed.wait_for(timeout=30_000)
+            wait_for(lambda: scored.locator(".tabulator-row").count() == 1, timeout=30, what="the failed task alone")
+            assert "a test failed: f(1)" in failed.inner_text() and "def f(x):" in failed.inner_text(), (
+                failed.inner_text()
+            )
+            assert page.locator(".wb-injected").count() == 0
         assert not blocked, blocked
     finally:
         served.stop()

@@ -17,11 +17,12 @@ from ..train.runner import algorithm_of
 from .api import thin
 
 # %% auto #0
-__all__ = ['LIVE_STATUSES', 'SAMPLE_COLUMNS', 'CHART_KEYS', 'OVERLAY_POINTS', 'BAND_POINTS', 'NOT_SET', 'HPARAMS_CSS',
-           'GROUP_FIELDS', 'RUN_COLUMNS', 'run_head', 'interrupted_note', 'event_text', 'event_details', 'event_rows',
-           'sample_rows', 'checkpoint_rows', 'chart_keys', 'metric_history', 'eval_history', 'ema', 'duration_ticks',
-           'overlay_series', 'without_data', 'band', 'overlay_figure', 'flatten_config', 'config_diff', 'hparams_html',
-           'run_rows', 'matches', 'group_value', 'group_label', 'group_order', 'group_keys']
+__all__ = ['LIVE_STATUSES', 'SAMPLE_COLUMNS', 'EVAL_COLUMNS', 'CHART_KEYS', 'OVERLAY_POINTS', 'BAND_POINTS', 'NOT_SET',
+           'HPARAMS_CSS', 'GROUP_FIELDS', 'RUN_COLUMNS', 'run_head', 'interrupted_note', 'event_text', 'event_details',
+           'event_rows', 'sample_rows', 'checkpoint_rows', 'eval_rows', 'chart_keys', 'metric_history', 'eval_history',
+           'ema', 'duration_ticks', 'overlay_series', 'without_data', 'band', 'overlay_figure', 'flatten_config',
+           'config_diff', 'hparams_html', 'run_rows', 'matches', 'group_value', 'group_label', 'group_order',
+           'group_keys']
 
 # %% ../../nbs/07e_app.pages.ipynb #b2c0e002
 LIVE_STATUSES = ("created", "running", "paused")
@@ -103,6 +104,27 @@ def checkpoint_rows(checkpoints: list, run_dir: Optional[str] = None):
     rows = [{"time": fmt_time(c["time"]), "step": fmt_number(c["step"]), "reason": c["reason"] or "-",
              "score": fmt_number(c["score"]), "best": "✓" if c["is_best"] else "", "file": file(c["path"])} for c in checkpoints]
     return pd.DataFrame(rows, columns=["time", "step", "reason", "score", "best", "file"])
+
+# %% ../../nbs/07e_app.pages.ipynb #e30f6466
+EVAL_COLUMNS = ["evaluation", "task", "sample", "passed", "tests_passed", "message", "completion", "program"]
+
+def eval_rows(run_dir: Optional[str], most: int = 5000):
+    "Each task's result of a run's evaluations (`<run>/evals/*.jsonl`, newest first), at most `most` rows."
+    import json, pandas as pd
+    rows = []
+    for f in sorted(Path(run_dir).glob("evals/*.jsonl"), reverse=True) if run_dir else []:
+        try: lines = f.read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError): continue
+        for line in lines:
+            try: r = json.loads(line)
+            except ValueError: continue   # (a file another tool wrote: what can be read of it)
+            if not isinstance(r, dict): continue
+            rows.append({"evaluation": f.stem, "task": r.get("task"), "sample": r.get("sample"),
+                         "passed": "passed" if r.get("passed") else "failed", "tests_passed": r.get("pass_rate"),
+                         "message": r.get("message") or "", "completion": r.get("completion") or "",
+                         "program": r.get("program") or ""})
+            if len(rows) >= most: return pd.DataFrame(rows, columns=EVAL_COLUMNS)
+    return pd.DataFrame(rows, columns=EVAL_COLUMNS)
 
 # %% ../../nbs/07e_app.pages.ipynb #b3c0e002
 def chart_keys(charts: dict) -> tuple:
