@@ -19,10 +19,10 @@ from .api import thin
 # %% auto #0
 __all__ = ['LIVE_STATUSES', 'SAMPLE_COLUMNS', 'EVAL_COLUMNS', 'CHART_KEYS', 'OVERLAY_POINTS', 'BAND_POINTS', 'NOT_SET',
            'HPARAMS_CSS', 'GROUP_FIELDS', 'RUN_COLUMNS', 'run_head', 'interrupted_note', 'event_text', 'event_details',
-           'event_rows', 'sample_rows', 'checkpoint_rows', 'eval_rows', 'chart_keys', 'metric_history', 'eval_history',
-           'ema', 'duration_ticks', 'overlay_series', 'without_data', 'band', 'overlay_figure', 'flatten_config',
-           'config_diff', 'hparams_html', 'run_rows', 'matches', 'group_value', 'group_label', 'group_order',
-           'group_keys']
+           'event_rows', 'sample_rows', 'checkpoint_rows', 'eval_files', 'eval_rows', 'chart_keys', 'metric_history',
+           'eval_history', 'ema', 'duration_ticks', 'overlay_series', 'without_data', 'band', 'overlay_figure',
+           'flatten_config', 'config_diff', 'hparams_html', 'run_rows', 'matches', 'group_value', 'group_label',
+           'group_order', 'group_keys']
 
 # %% ../../nbs/07e_app.pages.ipynb #b2c0e002
 LIVE_STATUSES = ("created", "running", "paused")
@@ -108,11 +108,16 @@ def checkpoint_rows(checkpoints: list, run_dir: Optional[str] = None):
 # %% ../../nbs/07e_app.pages.ipynb #e30f6466
 EVAL_COLUMNS = ["evaluation", "task", "sample", "passed", "tests_passed", "message", "completion", "program"]
 
+def eval_files(run_dir: Optional[str]) -> list:
+    "A run's evaluation files with their sizes (what changes when `workbench eval` writes one)."
+    return sorted((f.name, f.stat().st_size) for f in Path(run_dir).glob("evals/*.jsonl")) if run_dir else []
+
 def eval_rows(run_dir: Optional[str], most: int = 5000):
     "Each task's result of a run's evaluations (`<run>/evals/*.jsonl`, newest first), at most `most` rows."
     import json, pandas as pd
     rows = []
-    for f in sorted(Path(run_dir).glob("evals/*.jsonl"), reverse=True) if run_dir else []:
+    newest = lambda f: (f.stem[:15], int(f.stem[16:]) if f.stem[16:].isdigit() else 0)   # <time>[-k].jsonl
+    for f in sorted(Path(run_dir).glob("evals/*.jsonl"), key=newest, reverse=True) if run_dir else []:
         try: lines = f.read_text(encoding="utf-8").splitlines()
         except (OSError, UnicodeDecodeError): continue
         for line in lines:

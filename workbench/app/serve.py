@@ -23,7 +23,7 @@ from .api import (ApiHandler, SystemMonitor, allowed_hosts, check_bind, guard_ap
                                NotFoundApi, sweeps_summary)
 from ..jobs.sweep_report import sweep_data, sweep_figures
 from .pages import (LIVE_STATUSES, chart_keys, run_head, event_rows, checkpoint_rows, sample_rows,
-                                 metric_history, eval_history, eval_rows)
+                                 metric_history, eval_history, eval_files, eval_rows)
 from .runs import runs_page
 from .dashboard import TrainingDashboard
 
@@ -183,7 +183,7 @@ def run_page(app: WorkbenchApp, suffix: str):
                                                    **{c: {"type": "input", "func": "like"}
                                                       for c in ("task", "turn", "outcome", "feedback")}},
                                    formatters={c: {"type": "textarea"} for c in ("feedback", "prompt", "completion")}, **tables)
-    scored = len(eval_rows(run["run_dir"], most=1))   # a code agent's evaluations, task by task (read with the events)
+    scored = bool(eval_files(run["run_dir"]))   # a code agent's evaluations, task by task
     evaluations = pn.widgets.Tabulator(eval_rows(None), pagination="local", page_size=15, css_classes=["wb-evals"], **tables,
                                        header_filters={c: {"type": "input", "func": "like"} for c in ("task", "passed")},
                                        formatters={c: {"type": "textarea"} for c in ("message", "completion", "program")})
@@ -203,7 +203,8 @@ def run_page(app: WorkbenchApp, suffix: str):
         if len(evs) != seen["events"]:
             events.value, seen["events"] = event_rows([e for e in evs if e["kind"] != "samples"]), len(evs)
             if view_of(r["config"]).samples: samples.value = sample_rows(evs)
-            if scored: evaluations.value = eval_rows(r["run_dir"])
+        if scored and (fs := eval_files(r["run_dir"])) != seen.get("fs"):   # (a new evaluation is no event: its files)
+            evaluations.value, seen["fs"] = eval_rows(r["run_dir"]), fs
         return r["status"]
     if refresh() in LIVE_STATUSES:
         def tick():
@@ -211,8 +212,7 @@ def run_page(app: WorkbenchApp, suffix: str):
         callback = pn.state.add_periodic_callback(tick, period=2000)
     return pn.Column(head, pn.GridBox(*charts.values(), ncols=2, sizing_mode="stretch_width"),
                      pn.Tabs(("Events", events), *([("Samples", samples)] if view_of(run["config"]).samples else []),
-                             *([("Evaluations", evaluations)] if scored else []),
-                             ("Checkpoints", checkpoints),
+                             *([("Evaluations", evaluations)] if scored else []), ("Checkpoints", checkpoints),
                              ("Config", pn.pane.JSON(run["config"], depth=2, sizing_mode="stretch_width")),
                              sizing_mode="stretch_width"),
                      sizing_mode="stretch_width")

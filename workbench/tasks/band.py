@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 # %% auto #0
-__all__ = ['read_rates', 'PassRateBand']
+__all__ = ['MOST', 'read_rates', 'PassRateBand']
 
 # %% ../../nbs/04q_tasks.band.ipynb #fc45b7c5
 def read_rates(path) -> dict:
@@ -29,6 +29,8 @@ def read_rates(path) -> dict:
     if not seen: raise ConfigError(f"band rates {path} hold no rows: write them with workbench eval --samples K --out FILE")
     return {k: (p / n, n) for k, (p, n) in seen.items()}
 
+MOST = 50_000   # estimates kept (generated tasks are endless): the longest unseen go first
+
 class PassRateBand:
     "Which of a pool of candidate tasks a GRPO step plays: inside the band of estimated pass rates first."
     def __init__(self, low: float = 0.2, high: float = 0.8, rates: Optional[dict] = None, pool: int = 8):
@@ -46,12 +48,14 @@ class PassRateBand:
 
     def observe(self, task_id: str, passed: int, n: int) -> None:
         "A group of `n` samples of a task of which `passed` passed: the estimate, its older weight halved."
-        p, w = self.rates.get(task_id, (0.0, 0.0))
+        p, w = self.rates.pop(task_id, (0.0, 0.0))
         w /= 2
-        self.rates[task_id] = ((p * w + passed) / (w + n), w + n)
+        self.rates[task_id] = ((p * w + passed) / (w + n), w + n)   # (the newest last: the oldest go past `MOST`)
+        while len(self.rates) > MOST: del self.rates[next(iter(self.rates))]
 
     def choose(self, candidates: Sequence, n: int) -> list:
         "`n` of `candidates` (tasks with an `id`, in their drawn order): inside the band, then unknown, then nearest outside."
+        candidates = list({t.id: t for t in reversed(candidates)}.values())[::-1]   # each task once, where first drawn
         inside = [t for t in candidates if self.inside(t.id)]
         unknown = [t for t in candidates if t.id not in self.rates]
         gap = lambda t: max(self.low - self.rate(t.id), self.rate(t.id) - self.high)

@@ -5,7 +5,7 @@
 # %% ../../nbs/04l_tasks.codeio.ipynb #0bcfc1c3
 from __future__ import annotations
 from ..core import WorkbenchError, atomic_write, atomic_write_text  # first: quiets dependency notices
-import ast, gzip, hashlib, importlib.util, json, os, re, sys, textwrap, time
+import ast, functools, gzip, hashlib, importlib.util, json, os, re, subprocess, sys, textwrap, time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -14,7 +14,7 @@ from typing import Optional
 from ..judge.batch import BatchExecutionJudge
 from ..judge.objective import Objective
 from ..judge.responses import StaticJudge
-from ..judge.sandbox import Limits, run_sandboxed
+from ..judge.sandbox import Limits, run_sandboxed, sandbox_python
 
 # %% auto #0
 __all__ = ['CODEIO_VERSION', 'SPLITS', 'INPUTS', 'SHOWN', 'MIN_TESTS', 'SHOWN_CHARS', 'TEST_CHARS', 'CALL_LINES', 'KILL_S',
@@ -23,7 +23,7 @@ __all__ = ['CODEIO_VERSION', 'SPLITS', 'INPUTS', 'SHOWN', 'MIN_TESTS', 'SHOWN_CH
            'build_codeio']
 
 # %% ../../nbs/04l_tasks.codeio.ipynb #9f54cadb
-CODEIO_VERSION = 3          # what a build writes: a change of the rules below is a new version (and a new cache file)
+CODEIO_VERSION = 4          # what a build writes: a change of the rules below is a new version (and a new cache file)
 SPLITS = ("train", "val", "test")
 INPUTS, SHOWN, MIN_TESTS = 8, 2, 3   # inputs drawn a program; examples shown in its prompt; tests a kept task needs
 SHOWN_CHARS, TEST_CHARS = 300, 4000   # an example's and a test's values, at most
@@ -46,7 +46,7 @@ def codeio_file() -> Path:
 def read_programs(path=None, programs: int = 0) -> list:
     "The rows of a CodeI/O file (the first `programs`; 0: all), each with its `id` (a hash of its code)."
     path = Path(path) if path else codeio_file()
-    rows = []
+    rows, ids = [], set()
     try:
         with (gzip.open(path, "rt", encoding="utf-8") if path.suffix == ".gz" else open(path, encoding="utf-8")) as f:
             for i, line in enumerate(f, 1):
@@ -57,6 +57,8 @@ def read_programs(path=None, programs: int = 0) -> list:
                     raise CodeIOError(f"{path}, line {i}: not a CodeI/O program (task_description, input_output_spec, "
                                       "code_sample, input_generator)")
                 row["id"] = "codeio-" + hashlib.sha1(row["code_sample"].encode()).hexdigest()[:10]
+                if row["id"] in ids: row["id"] += f"-{i}"   # (a duplicate: its own id, so it is counted apart)
+                ids.add(row["id"])
                 rows.append(row)
                 if programs and len(rows) >= programs: break
     except (OSError, EOFError, UnicodeDecodeError, ValueError) as e:
@@ -100,7 +102,8 @@ def screen(row: dict, seen: set, against: set) -> Optional[str]:
     if not any(isinstance(n, ast.FunctionDef) and n.name == "generate_inputs" for n in gen.body): return "no generate_inputs"
     for d in main[0].args.defaults + [d for d in main[0].args.kw_defaults if d is not None]:
         try: ast.literal_eval(d)
-        except ValueError: return "main_solution has a default that is not a literal"
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            return "main_solution has a default that is not a literal"
     if other := sorted(m for m in _imports(code) | _imports(gen) if m not in sys.stdlib_module_names):
         return f"imports {other[0]} (not the standard library)"
     text = "\n".join(row[k] for k in ("task_description", "input_output_spec", "code_sample"))
@@ -109,10 +112,10 @@ def screen(row: dict, seen: set, against: set) -> Optional[str]:
 
 # %% ../../nbs/04l_tasks.codeio.ipynb #013b84e9
 _RUNNER = r'''
-import copy, json, os, random, resource, signal, subprocess, sys
-if len(sys.argv) == 1:                             # main.py: the programs under two hash seeds (set-order dependence)
+import copy, json, os, random, resource, select, signal, subprocess, sys, time
+if len(sys.argv) == 1:   # main.py: the programs under two hash seeds (set order); not -I, which ignores PYTHONHASHSEED
     for seed in ("0", "1"):
-        p = subprocess.run([sys.executable, "-I", "-S", "main.py", seed], env={**os.environ, "PYTHONHASHSEED": seed},
+        p = subprocess.run([sys.executable, "-s", "-S", "main.py", seed], env={**os.environ, "PYTHONHASHSEED": seed},
                            stdout=subprocess.PIPE)
         sys.stdout.write(p.stdout.decode() if p.returncode == 0 else json.dumps({"runner": p.returncode}) + "\n")
     sys.exit(0)
@@ -128,8 +131,10 @@ def counted(fn, kwargs):
             if n[0] > JOB["lines"]: raise Budget()
         return line
     sys.settrace(lambda frame, event, arg: line)
-    try: return fn(**kwargs), n[0]
+    try: out = fn(**kwargs)
     finally: sys.settrace(None)
+    if n[0] > JOB["lines"]: raise Budget()          # (caught by the program's bare `except`: tracing stopped there)
+    return out, n[0]
 def one(p):
     random.seed(0)                                 # a generator that draws from the module's random gets the same draws
     ns = {"__name__": "codeio", "Random": random.Random}
@@ -159,7 +164,7 @@ for p in JOB["programs"]:
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:
-        os.close(r)
+        os.close(r); os.setsid()                   # a group of its own: what it starts is killed with it
         null = os.open(os.devnull, os.O_WRONLY); os.dup2(null, 1); os.dup2(null, 2)
         resource.setrlimit(resource.RLIMIT_CPU, (JOB["cpu_s"], JOB["cpu_s"] + 1)); signal.alarm(JOB["cpu_s"] * 2)
         try: res = one(p)
@@ -168,12 +173,19 @@ for p in JOB["programs"]:
         while data: data = data[os.write(w, data):]
         os._exit(0)
     os.close(w)
-    chunks = []
-    while (got := os.read(r, 1 << 16)): chunks.append(got)
+    chunks, status, until = [], None, time.monotonic() + JOB["cpu_s"] * 2 + 5
+    while True:                                    # to the pipe's end: the child gone, its leftovers killed
+        if select.select([r], [], [], 0.2)[0]:
+            if not (got := os.read(r, 1 << 16)): break
+            chunks.append(got)
+        elif status is None and ((done := os.waitpid(pid, os.WNOHANG))[0] or time.monotonic() > until):
+            try: os.killpg(pid, signal.SIGKILL)
+            except OSError: pass
+            status = done[1] if done[0] else os.waitpid(pid, 0)[1]
     os.close(r)
-    _, status = os.waitpid(pid, 0)
+    status = os.waitpid(pid, 0)[1] if status is None else status
     try: res = json.loads(b"".join(chunks)) if status == 0 else {"killed": status}
-    except ValueError: res = {"killed": status}
+    except ValueError: res = {"load": "the program ended its process"} if status == 0 else {"killed": status}
     print(json.dumps({"id": p["id"], "seed": sys.argv[1], **res}), flush=True)
 '''
 
@@ -204,7 +216,7 @@ def verdict(runs: Optional[list]) -> tuple:
     a, b = runs
     if a.get("slow") or b.get("slow"): return f"slow: a call ran over {CALL_LINES:,} lines", []
     if "killed" in a or "killed" in b: return f"slow: ran past {KILL_S} s of CPU", []
-    if "load" in a: return f"does not load: {a['load']}"[:120], []
+    if "load" in a or "load" in b: return f"does not load: {a.get('load') or b.get('load')}"[:120], []
     if a.get("random") or b.get("random"): return "nondeterministic: its output depends on the module's random", []
     if a["io"] != b["io"]: return "nondeterministic: its outputs depend on the hash seed", []
     io = a["io"]
@@ -294,9 +306,16 @@ def summary(stats: dict) -> str:
     return (f"CodeI/O: {stats['kept']:,} of {stats['programs']:,} programs kept ({splits}); dropped: {dropped or 'none'}; "
             f"the longest call kept ran {stats['most_lines_kept']:,} lines")
 
+@functools.lru_cache(1)
+def _interpreter() -> bytes:
+    "The sandbox's Python version: lines are counted by it."
+    return subprocess.run([sandbox_python(), "-c", "import sys; print(sys.version)"], capture_output=True).stdout
+
 def built_path(source=None, programs: int = 0, cache: Optional[Path] = None) -> Path:
-    "Where the build of `source`'s first `programs` (0: all) is cached: by the file's hash, `programs` and the rules' version."
-    digest = hashlib.sha256((Path(source) if source else codeio_file()).read_bytes()).hexdigest()[:16]
+    """Where the build of `source`'s first `programs` (0: all) is cached: by the file's hash, the sandbox's Python,
+    `programs` and the rules' version."""
+    data = (Path(source) if source else codeio_file()).read_bytes()
+    digest = hashlib.sha256(data + _interpreter()).hexdigest()[:16]
     return Path(cache or cache_dir()) / f"codeio-v{CODEIO_VERSION}-{digest}-{programs or 'all'}.jsonl.gz"
 
 def build_codeio(source=None, programs: int = 0, cache: Optional[Path] = None, show: bool = True) -> Path:

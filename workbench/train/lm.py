@@ -36,7 +36,7 @@ def task_corpus(cfg: LMTrainConfig) -> list:
     env, n = cfg.task.env, cfg.model.corpus_tasks
     texts = [t.prompt + t.reference + "\n" for level in LEVELS
              for t in itertools.islice(task_stream(level, env.seed, "train", env.examples), n)]
-    if env.source != "gen": texts += [t.prompt + t.reference for t in CodeEnv(env).held_out(n=10**9)]
+    if env.source != "gen": texts += [t.prompt + t.reference for t in CodeEnv(env).held_out("train", n=10**9)]   # (CodeI/O's)
     return texts
 
 def build_policy(cfg: LMTrainConfig, state: Optional[dict] = None) -> TokenPolicy:
