@@ -10,10 +10,12 @@ import contextlib, io, os, sys, tempfile, warnings
 __all__ = ['HF_OFFLINE_BY_USER', 'import_pufferlib']
 
 # %% ../nbs/00_deps.ipynb #ba4db935
-# pynvml's deprecation notice (raised when torch imports it) and tqdm's notice in a kernel without
-# ipywidgets would bury our own one-line messages: silenced narrowly, by their text.
+# pynvml's deprecation notice (raised when torch imports it), tqdm's notice in a kernel without ipywidgets and peft's
+# use of a transformers attribute transformers 5 deprecated (at every LoRA model's start) would bury our own one-line
+# messages: silenced narrowly, by their text.
 warnings.filterwarnings("ignore", message="The pynvml package is deprecated", category=FutureWarning)
 warnings.filterwarnings("ignore", message="IProgress not found")
+warnings.filterwarnings("ignore", message="`is_gradient_checkpointing` is deprecated", category=FutureWarning)
 
 # PufferLib imports the legacy `gym` package for its space types, and `gym` prints a banner on stderr
 # the first time it is imported: import it once here, with stderr captured.
