@@ -243,8 +243,8 @@ class GRPOConfig:
     "the band's lowest estimated pass rate"
     band_high: float = 0.8
     "the band's highest estimated pass rate"
-    band_rates: str = ""
-    "starting pass rates: a `workbench eval --samples K --out` file of the starting model (empty: learnt from the groups)"
+    band_rates: Optional[str] = None
+    "starting pass rates: a `workbench eval --samples K --out` file of the starting model (none: learnt from the groups)"
 
     def __post_init__(self):
         check_types(self)
