@@ -16,7 +16,7 @@ import numpy as np   # torch is imported where it is used, so that commands whic
 __all__ = ['WorkbenchError', 'ConfigError', 'EnvError', 'CheckpointError', 'Parser', 'coerce_value', 'config_from_dict',
            'check_types', 'config_fields', 'field_docs', 'docs_from_source', 'read_mapping_file', 'load_config_file',
            'seed_everything', 'process_rank', 'is_main_process', 'resolve_device', 'reuse_freed_memory', 'atomic_write',
-           'atomic_write_text', 'path_arg', 'check_new_folder', 'code_version', 'host_name']
+           'atomic_write_text', 'cache_root', 'path_arg', 'check_new_folder', 'code_version', 'host_name']
 
 # %% ../nbs/00a_core.ipynb #f4e17146
 class WorkbenchError(ValueError):
@@ -232,6 +232,11 @@ def atomic_write(path: Union[str, Path], write) -> Path:
 def atomic_write_text(path: Union[str, Path], text: str) -> Path:
     "Write `text` to `path` atomically."
     return atomic_write(path, lambda f: f.write(text.encode()))
+
+def cache_root() -> Path:
+    "Where Workbench keeps what it builds once (kernels, task sources): `$WORKBENCH_CACHE`, else `~/.cache/workbench`."
+    home = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return Path(os.environ.get("WORKBENCH_CACHE") or home / "workbench")
 
 # %% ../nbs/00a_core.ipynb #a491628a
 def path_arg(value, what: str, error: type = ConfigError) -> Path:

@@ -4,7 +4,7 @@
 
 # %% ../../nbs/01g_kernels.build.ipynb #a2c39425
 from __future__ import annotations
-from ..core import atomic_write, ConfigError  # first: it quiets two dependency notices before torch loads
+from ..core import atomic_write, cache_root, ConfigError  # first: it quiets two dependency notices before torch loads
 import contextlib, ctypes, hashlib, importlib.resources, os, platform, shutil, subprocess, sys, tempfile
 from pathlib import Path
 from typing import Optional, Union
@@ -63,8 +63,7 @@ def build_record() -> dict:
 
 def kernel_dir() -> Path:
     "Where compiled kernels are kept: `$WORKBENCH_CACHE/kernels`, else `~/.cache/workbench/kernels` (or `$XDG_CACHE_HOME`)."
-    cache = os.environ.get("WORKBENCH_CACHE") or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "workbench"
-    return Path(cache) / "kernels"
+    return cache_root() / "kernels"
 
 def _room_text() -> str:
     "Every C file of the room, each by name: a library's cache key holds them all (its unit includes the headers)."

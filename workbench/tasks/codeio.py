@@ -4,8 +4,8 @@
 
 # %% ../../nbs/04l_tasks.codeio.ipynb #0bcfc1c3
 from __future__ import annotations
-from ..core import WorkbenchError, atomic_write, atomic_write_text  # first: quiets dependency notices
-import ast, functools, gzip, hashlib, importlib.util, json, os, re, subprocess, sys, textwrap, time
+from ..core import WorkbenchError, atomic_write, atomic_write_text, cache_root  # first: quiets dependency notices
+import ast, functools, gzip, hashlib, importlib.util, json, re, subprocess, sys, textwrap, time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -19,8 +19,7 @@ from ..judge.sandbox import Limits, run_sandboxed, sandbox_python
 # %% auto #0
 __all__ = ['CODEIO_VERSION', 'SPLITS', 'INPUTS', 'SHOWN', 'MIN_TESTS', 'SHOWN_CHARS', 'TEST_CHARS', 'CALL_LINES', 'KILL_S',
            'CodeIOError', 'codeio_file', 'read_programs', 'split_of', 'grams', 'humaneval_grams', 'screen',
-           'run_references', 'verdict', 'io_test', 'task_row', 'cache_dir', 'stats_path', 'summary', 'built_path',
-           'build_codeio']
+           'run_references', 'verdict', 'io_test', 'task_row', 'stats_path', 'summary', 'built_path', 'build_codeio']
 
 # %% ../../nbs/04l_tasks.codeio.ipynb #9f54cadb
 CODEIO_VERSION = 4          # what a build writes: a change of the rules below is a new version (and a new cache file)
@@ -266,11 +265,6 @@ def task_row(row: dict, io: list) -> dict:
             "meta": {"split": split_of(row["id"]), **meta}}
 
 # %% ../../nbs/04l_tasks.codeio.ipynb #8eb72eb9
-def cache_dir() -> Path:
-    "Where built task sources are kept: `$WORKBENCH_CACHE/tasks`, else `~/.cache/workbench/tasks` (or `$XDG_CACHE_HOME`)."
-    root = os.environ.get("WORKBENCH_CACHE") or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "workbench"
-    return Path(root) / "tasks"
-
 def _bar(total: int, desc: str, show: bool):
     from tqdm import tqdm
     return tqdm(total=total, desc=desc, unit="program", disable=not show, file=sys.stderr, dynamic_ncols=True)
@@ -316,7 +310,7 @@ def built_path(source=None, programs: int = 0, cache: Optional[Path] = None) -> 
     `programs` and the rules' version."""
     data = (Path(source) if source else codeio_file()).read_bytes()
     digest = hashlib.sha256(data + _interpreter()).hexdigest()[:16]
-    return Path(cache or cache_dir()) / f"codeio-v{CODEIO_VERSION}-{digest}-{programs or 'all'}.jsonl.gz"
+    return Path(cache or cache_root() / "tasks") / f"codeio-v{CODEIO_VERSION}-{digest}-{programs or 'all'}.jsonl.gz"
 
 def build_codeio(source=None, programs: int = 0, cache: Optional[Path] = None, show: bool = True) -> Path:
     """Build the CodeI/O task source, once (then `built_path`'s file is read): the tasks file (JSON lines, gzip) beside

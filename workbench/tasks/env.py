@@ -69,6 +69,10 @@ class CodeEnvConfig:
     def judge_names(self) -> list: return [j.strip() for j in self.judges.split(",") if j.strip()]
     @property
     def id_list(self) -> Optional[list]: return [i.strip() for i in self.ids.split(",") if i.strip()] or None
+    @property
+    def eval_splits(self) -> tuple:
+        "The splits an evaluation can score: generated tasks' held-out ones, each of CodeI/O's; none where all is one set."
+        return ("val", "test") if self.source == "gen" else ("train", "val", "test") if self.source == "codeio" else ()
 
     @classmethod
     def from_spec(cls, spec) -> "CodeEnvConfig":
@@ -243,8 +247,8 @@ def _load_fixed(self: CodeEnv) -> list:
 @patch
 def _split(self: CodeEnv, split: str) -> list:
     "The CodeI/O tasks of one split (another source's fixed tasks are one set)."
-    if self.config.source != "codeio": return self._fixed
-    if split not in ("train", "val", "test"): raise TaskError(f"unknown split {split!r}: choose train, val or test")
+    if not self.config.eval_splits: return self._fixed
+    if split not in self.config.eval_splits: raise TaskError(f"unknown split {split!r}: choose train, val or test")
     tasks = [t for t in self._fixed if t.meta.get("split") == split]
     if not tasks: raise TaskError(f"the CodeI/O build holds no {split} tasks (programs={self.config.programs}: more "
                                   "programs, or 0 for all)")

@@ -61,11 +61,10 @@ def _lm_eval_settings(args, path) -> tuple:
     spec = task_spec(args.task) if args.task else cfg.task.task
     env_cfg, given = task_env(spec), dict(parse_spec(spec).options)
     fixed = env_cfg.source != "gen"
-    if args.split == "train" and env_cfg.source != "codeio":   # (CodeI/O's train split: the band's starting rates)
-        raise CheckpointError("a language-model run is evaluated on its held-out tasks: --split val or test")
-    if args.split and fixed and env_cfg.source != "codeio":
-        raise CheckpointError(f"--split applies to generated tasks and CodeI/O's: {env_cfg.source} tasks ({spec}) are "
-                              "evaluated whole")
+    if args.split and args.split not in env_cfg.eval_splits:   # (CodeI/O's train split: the band's starting rates)
+        raise CheckpointError("a language-model run is evaluated on its held-out tasks: --split val or test"
+                              if env_cfg.eval_splits else f"--split applies to generated tasks and CodeI/O's: "
+                              f"{env_cfg.source} tasks ({spec}) are evaluated whole")
     split = args.split or "test"
     if fixed: n = None if args.episodes is None else _in_range("--episodes (tasks)", args.episodes, FIXED_MAX)   # all
     else: n = _in_range("--episodes (tasks of each level)", args.episodes or 50, EVAL_MAX)
@@ -107,7 +106,7 @@ def eval_lm(args, path) -> int:
     prepare_model(policy, cfg)   # the run's prompt format and decoder
     rows = []
     result = {**({"checkpoint": str(path)} if path else {"model": args.model}), "task": spec,
-              "split": None if fixed and env_cfg.source != "codeio" else split, "max_new_tokens": length,
+              "split": split if env_cfg.eval_splits else None, "max_new_tokens": length,
               **({"gate_refuses_references": refused} if refused else {}),
               **pass_at_k(policy, env, tasks, samples, sorted({1, samples} | {k for k in (5, 10) if k <= samples}),
                           temperature=0.0 if samples == 1 else temperature, max_new_tokens=length, record=rows)}
