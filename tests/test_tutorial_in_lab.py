@@ -52,14 +52,17 @@ def open_in_lab(page, lab, name: str):
     return cells, page.locator("jp-button[data-command='notebook:run-cell-and-select-next']")
 
 
-def pause_and_resume(page, status, times: int) -> list:
-    "Click Pause, wait for 'paused', click Resume, wait for 'running', `times` times: the seconds each 'paused' took."
+def pause_and_resume(page, status, times: int, steps, busy) -> list:
+    """Click Pause, wait for 'paused', click Resume, wait for 'running', `times` times. For each pause: the seconds
+    'paused' took to show, how far the step counter went past what the page showed at the click, and whether the
+    busy cell still held the kernel when 'paused' showed. (The 10 s waits only keep a broken page from hanging the
+    test: the verdicts are in steps and in what happened while the kernel was busy, never in one machine's seconds.)"""
     took = []
     for _ in range(times):
-        clicked = time.monotonic()
+        clicked, at_click = time.monotonic(), steps()
         page.get_by_role("button", name="Pause", exact=True).click()
         status.get_by_text("paused").wait_for(timeout=10_000)
-        took.append(round(time.monotonic() - clicked, 2))
+        took.append((round(time.monotonic() - clicked, 2), steps() - at_click, busy()))
         page.get_by_role("button", name="Resume", exact=True).click()
         status.get_by_text("running").wait_for(timeout=10_000)
         time.sleep(1.0)
@@ -235,15 +238,17 @@ def test_tutorial_live_in_jupyterlab(lab):
         while time.monotonic() - began < 6:
             seen.append(steps())
             time.sleep(0.2)
-        paused_after = pause_and_resume(page, status, times=2)
-        while "[*]" in (busy.locator(".jp-InputArea-prompt").text_content() or ""):
+        is_busy = lambda: "[*]" in (busy.locator(".jp-InputArea-prompt").text_content() or "")
+        paused_after = pause_and_resume(page, status, times=2, steps=steps, busy=is_busy)
+        while is_busy():
             seen.append(steps())
             time.sleep(0.2)
         assert time.monotonic() - began > 10, "the busy cell did not keep the kernel busy"
         moves = sum(b > a for a, b in zip(seen, seen[1:]))
         print(f"while a cell ran: the counter moved {moves} times; 'paused' showed {paused_after} s after the clicks")
         assert moves >= 10, f"the counter moved {moves} times while a cell ran: {seen}"
-        assert min(paused_after) <= 2.0 and max(paused_after) <= 5.0, paused_after  # (one slow of two: CI's busy cores)
+        # Pause and Resume act while the cell holds the kernel (the dashboard's own thread carries the clicks)
+        assert all(held for _, _, held in paused_after), paused_after
 
         # Pause stops the counter; Resume starts it again.
         page.get_by_role("button", name="Pause", exact=True).click()
@@ -526,7 +531,7 @@ def test_lm_dashboard_live_in_jupyterlab(tmp_path):
                     time.sleep(0.2)
 
             watch(lambda: time.monotonic() - began > 7)
-            paused_after = pause_and_resume(page, status, times=2)
+            paused_after = pause_and_resume(page, status, times=2, steps=steps, busy=is_busy)
             # a slow machine steps slowly: the cell stays busy until both have moved 5 times (and 10 s have passed)
             watch(lambda: moves(0) >= 5 and moves(1) >= 5 and time.monotonic() - began > 10)
             still_busy = is_busy()
@@ -541,10 +546,11 @@ def test_lm_dashboard_live_in_jupyterlab(tmp_path):
             assert still_busy, "the busy cell ended before the test let it"
             moved = [(n, t) for (m, _, _), (n, _, t) in zip(seen, seen[1:]) if n > m]  # (counter, when) at each move
             step_s = statistics.median((t1 - t0) / (n1 - n0) for (n0, t0), (n1, t1) in zip(moved, moved[1:]))
-            print(f"a step every {step_s:.1f} s; 'paused' showed {paused_after} s after the clicks")
-            # Pause is honoured between steps: 'paused' shows after the step under way, the page's 0.5 s poll and the
-            # click's and the update's way through the browser and the server (at most 5 s)
-            assert min(paused_after) <= max(2.0, step_s + 1.5) and max(paused_after) <= 5.0, (paused_after, step_s)
+            print(f"a step every {step_s:.1f} s; (s, steps past the click, kernel busy) at each pause: {paused_after}")
+            # Pause is honoured between steps, while the cell holds the kernel: the run stops at most 3 steps past
+            # the counter the page showed at the click (one finished but not yet polled, the one under way, and one
+            # begun while the click travelled through the browser and the server)
+            assert all(0 <= n <= 3 and held for _, n, held in paused_after), (paused_after, step_s)
 
             run(5)  # stop and wait: the view and the store agree on where it stopped
             status.get_by_text("stopped").wait_for(timeout=60_000)
