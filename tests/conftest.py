@@ -1,4 +1,4 @@
-import contextlib, json, os, re, socket, subprocess, sys, time
+import contextlib, json, os, re, resource, socket, subprocess, sys, time
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -300,11 +300,25 @@ def pytest_configure(config):
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
-    """Each test's start and end on the wall clock, a JSON line a test in test-artifacts/timeline-<worker>.jsonl: what
-    each worker ran when, to see where CI's two cores sat idle (`tools/timeline.py` draws it)."""
-    start = time.time()
+    """Each test's start and end on the wall clock and the CPU seconds it took (its worker's and the processes it
+    started and waited for), a JSON line a test in test-artifacts/timeline-<worker>.jsonl: what each worker ran when, to
+    see where CI's two cores sat idle and which tests cost the most work (`tools/timeline.py` draws it). The wall
+    time of a test on a full machine says little of its own cost: the CPU seconds do."""
+    start, cpu0 = time.time(), cpu_seconds()
     yield
     worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    row = {
+        "test": item.nodeid,
+        "start": round(start, 2),
+        "end": round(time.time(), 2),
+        "cpu": round(cpu_seconds() - cpu0, 2),
+    }
     with open(ARTIFACTS / f"timeline-{worker}.jsonl", "a") as f:
-        f.write(json.dumps({"test": item.nodeid, "start": round(start, 2), "end": round(time.time(), 2)}) + "\n")
+        f.write(json.dumps(row) + "\n")
+
+
+def cpu_seconds() -> float:
+    "User and system seconds of this process and of its children that ended and were waited for."
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime

@@ -8,15 +8,30 @@ import argparse, collections, json
 from pathlib import Path
 
 
+def rows(folder: Path) -> dict:
+    "Each worker's rows as conftest wrote them: {worker: [{'test', 'start', 'end', 'cpu'}]}."
+    return {
+        f.stem.removeprefix("timeline-"): [json.loads(line) for line in f.read_text().splitlines() if line.strip()]
+        for f in sorted(folder.glob("timeline-*.jsonl"))
+    }
+
+
 def load(folder: Path) -> dict:
     "Each worker's tests, in the order they ran: {worker: [(nodeid, start, end)]}."
-    out = {}
-    for f in sorted(folder.glob("timeline-*.jsonl")):
-        rows = [json.loads(line) for line in f.read_text().splitlines() if line.strip()]
-        out[f.stem.removeprefix("timeline-")] = sorted(
-            ((r["test"], r["start"], r["end"]) for r in rows), key=lambda r: r[1]
-        )
-    return out
+    return {
+        w: sorted(((r["test"], r["start"], r["end"]) for r in rs), key=lambda r: r[1]) for w, rs in rows(folder).items()
+    }
+
+
+def costliest(folder: Path, n: int) -> list:
+    "The `n` files that took the most CPU seconds (their tests' own and their child processes'): [(file, cpu, tests)]."
+    per = collections.defaultdict(lambda: [0.0, 0])
+    for rs in rows(folder).values():
+        for r in rs:
+            f = per[r["test"].split("::")[0]]
+            f[0] += r.get("cpu", 0.0)
+            f[1] += 1
+    return sorted(((k, round(c, 1), t) for k, (c, t) in per.items()), key=lambda x: -x[1])[:n]
 
 
 def files(tests: list) -> list:
@@ -67,6 +82,11 @@ def main():
         if a.files:
             for name, s, e in files(tests):
                 print(f"    {s - t0:6.0f} s  {e - s:6.1f} s  {name}")
+    top = costliest(folder, 12)
+    if any(c for _, c, _ in top):
+        total = sum(c for _, c, _ in costliest(folder, 10**6))
+        print(f"CPU seconds of the tests and their processes: {total:.0f} in all; the costliest files:")
+        print("  " + "; ".join(f"{k.removeprefix('tests/')} {c:.0f} ({t})" for k, c, t in top))
     shares = cpu_minutes(folder / "cpu.txt", t0)
     if shares:
         print("CPU busy a minute (share of all cores, from pytest's start):", " ".join(f"{x:.2f}" for x in shares))
