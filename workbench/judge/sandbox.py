@@ -79,9 +79,9 @@ if [ -n "$oom" ]; then touch "$root/run/oom"; mount --bind "$oom" "$root/run/oom
 mount -o remount,ro "$root"
 set +e
 if [ "$mode" = supervised ]; then
-  timeout -s KILL "$hard" chroot "$root" /bin/sh -c 'cd /box && exec "$0" -I -S main.py' "$py"
+  timeout -s KILL "$hard" chroot "$root" /bin/sh -c 'cd /box && exec "$0" -s -S -P main.py' "$py"
 else
-  timeout -s KILL "$hard" chroot "$root" /bin/sh -c 'cd /box && exec setpriv --reuid="$0" --regid="$0" --clear-groups --no-new-privs --inh-caps=-all --bounding-set=-all -- "$1" -I -S main.py' "$uid" "$py"
+  timeout -s KILL "$hard" chroot "$root" /bin/sh -c 'cd /box && exec setpriv --reuid="$0" --regid="$0" --clear-groups --no-new-privs --inh-caps=-all --bounding-set=-all -- "$1" -s -S -P main.py' "$uid" "$py"
 fi
 exit $?
 """  # noqa: E501 (a shell script: its long chroot line reads best whole)
@@ -383,7 +383,7 @@ def run_sandboxed(code: str, files: Optional[dict] = None, limits: Optional[Limi
         cap_mb = limits.memory_mb + limits.disk_mb + 32
         group = _make_cgroup(name, cap_mb) if use_ns else None
         if use_ns: cmd, cwd, visible = _namespace_command(box, root, py, uid, limits, supervised, group)
-        else: cmd, cwd, visible = [py, "-I", "-S", "main.py"], str(box), ["/"]
+        else: cmd, cwd, visible = [py, "-s", "-S", "-P", "main.py"], str(box), ["/"]
         enforced = _enforced(limits, use_ns, visible, uid, cap_mb, group)
         proc, started = _start(cmd, cwd, env, limits, group[0] if group else None)
         stdout, stderr, over, status, wall = _watch(proc, limits, started,
