@@ -182,6 +182,8 @@ TRAIN += [
     (["--algo", "grpo", "--band-rates", "rates.jsonl"], "band_rates are the band's starting rates: give --band too"),
     (["--algo", "grpo", "--band", "--band-rates", "missing.jsonl"], "cannot read the band rates missing.jsonl"),
     (["--algo", "grpo", "--task", "code?programs=40"], "programs is for the CodeI/O source (source=codeio)"),
+    (["--algo", "grpo", "--task", "code?max_chars=300"], "max_chars narrows a fixed source's training tasks"),
+    (["--algo", "grpo", "--task", "code?source=benchmark&max_chars=3"], "no training task's reference is at most 3 characters"),
     (["--algo", "grpo", "--window", "100000000000000"], "the curriculum's window (100,000,000,000,000)"),
     (["--algo", "grpo", "--max-new-tokens", "10000000"], "max_new_tokens 10,000,000 leaves no room for the prompt"),
     (["--algo", "grpo", "--max-new-tokens", "0"], "max_new_tokens must be at least 1"),
@@ -577,7 +579,7 @@ def _python_cases(folder):
         (lambda: LMTrainConfig.from_dict({"vocab": 1}), "vocab must be at least 258"),
         (
             lambda: check_token_memory(LMTrainConfig.from_dict({"algo": "grpo", "group_size": 10**9})),
-            "would need at least",
+            "would need about",
         ),
         (lambda: TeamTrainConfig.from_dict({"size": 100_000}), "grid does not fit the model's context"),
         (lambda: TeamTrainConfig.from_dict({"rounds": 10**6}), "rounds must be 1 to 100"),

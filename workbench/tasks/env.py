@@ -42,6 +42,7 @@ class CodeEnvConfig:
     path: str = ""                   # source=file: a JSON-lines task file
     ids: str = ""                    # source=file: only the tasks of these ids, comma-separated (empty: every task)
     programs: int = 0                # source=codeio: build from the file's first N programs (0: all 3,002)
+    max_chars: int = 0               # fixed sources: train on the tasks whose reference is at most N characters (0: all)
     judges: str = "exec,static"      # judges of each attempt, combined by the objective
     reward: str = "pass"             # pass: 1 if every test passed and the safety gate held, else 0; objective: the judges'
     seed: int = 0
@@ -59,6 +60,10 @@ class CodeEnvConfig:
         if self.programs < 0: raise TaskError(f"programs must be 0 (all) or more, got {self.programs}")
         if self.programs and self.source != "codeio":
             raise TaskError(f"programs is for the CodeI/O source (source=codeio), not source={self.source}")
+        if self.max_chars < 0: raise TaskError(f"max_chars must be 0 (every task) or more, got {self.max_chars}")
+        if self.max_chars and self.source == "gen":
+            raise TaskError("max_chars narrows a fixed source's training tasks (codeio, humaneval, benchmark, file), "
+                            "not generated ones")
         names = self.judge_names
         unknown = [j for j in names if j not in JUDGES]
         if unknown or not names:
@@ -141,6 +146,7 @@ class CodeEnv:
         self.judges = {name: makers[name]() for name in self.config.judge_names}
         self.level = self.config.level
         self._fixed = None if self.config.source == "gen" else list(fixed) if fixed is not None else self._load_fixed()
+        if self.config.max_chars and fixed is None: self._train()   # a bound no task meets: refused before any step
         self._drawn, self._streams = {}, {}
         self._tasks, self._prompts, self._turn, self._live = [], [], [], []
         self.timeouts = 0   # executions stopped at the sandbox's wall-clock limit, so far
@@ -155,7 +161,7 @@ class CodeEnv:
             if self._fixed is None:
                 stream = task_stream(level, self.config.seed, "train", self.config.examples)
             else:
-                def cycle(tasks=self._split("train"), rng=random.Random(self.config.seed)):
+                def cycle(tasks=self._train(), rng=random.Random(self.config.seed)):
                     while True: yield from rng.sample(tasks, len(tasks))
                 stream = cycle()
             for _ in range(start): next(stream)
@@ -253,6 +259,16 @@ def _split(self: CodeEnv, split: str) -> list:
     if not tasks: raise TaskError(f"the CodeI/O build holds no {split} tasks (programs={self.config.programs}: more "
                                   "programs, or 0 for all)")
     return tasks
+
+@patch
+def _train(self: CodeEnv) -> list:
+    "The training tasks: the fixed source's train split, those of references up to `max_chars` characters where it is set."
+    tasks, most = self._split("train"), self.config.max_chars
+    if not most: return tasks
+    kept = [t for t in tasks if len(t.reference) <= most]
+    if not kept: raise TaskError(f"no training task's reference is at most {most:,} characters (the shortest has "
+                                 f"{min(len(t.reference) for t in tasks):,}): a larger max_chars")
+    return kept
 
 
 # %% ../../nbs/04n_tasks.env.ipynb #e3e26342

@@ -84,7 +84,9 @@ def prepare_model(policy: TokenPolicy, cfg: LMTrainConfig) -> None:
     "A code agent's model as its settings ask: the prompt format, gradient checkpointing, the decoder (on its device)."
     if cfg.model.model != "tiny": policy.use_format(cfg.model.prompt_format)
     if cfg.model.gradient_checkpointing:
-        policy.model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        on = getattr(policy.model, "activation_checkpointing_enable", None)   # transformers 5.2x; before it, the old name
+        if on: on(activation_checkpointing_kwargs={"use_reentrant": False})
+        else: policy.model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
         policy.model.config.use_cache = False   # (generation passes use_cache itself)
     policy.generator = make_decoder(cfg.grpo.generator, policy)
 

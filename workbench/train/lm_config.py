@@ -21,9 +21,9 @@ from .config import RunConfig, Sections, live
 
 # %% auto #0
 __all__ = ['EXAMPLES_MAX', 'SHIPPED_SIZES', 'SIZE_KEYS', 'ALGOS', 'DEFAULT_LR', 'LM_SECTIONS', 'TINY_KEYS', 'LM_LIVE',
-           'PROMPT_TOKENS', 'SAMPLE_BYTES', 'task_env', 'TaskConfig', 'ModelConfig', 'folder_sizes', 'OptimConfig',
-           'GRPOConfig', 'check_token_config', 'check_unused', 'check_context', 'LMTrainConfig', 'token_memory',
-           'check_token_memory']
+           'PROMPT_TOKENS', 'SAMPLE_BYTES', 'SOURCE_TOKENS', 'task_env', 'TaskConfig', 'ModelConfig', 'folder_sizes',
+           'OptimConfig', 'GRPOConfig', 'check_token_config', 'check_unused', 'check_context', 'LMTrainConfig',
+           'step_bytes', 'token_memory', 'check_token_memory']
 
 # %% ../../nbs/05e_train.lm_config.ipynb #07bdf298
 EXAMPLES_MAX = 6   # a generated task has six tests (`make_task`): a prompt can show each of them as an example
@@ -335,12 +335,23 @@ class LMTrainConfig(Sections):
 LM_LIVE = tuple(f.name for c in (OptimConfig, GRPOConfig) for f in dataclasses.fields(c) if f.metadata.get("live"))
 
 # %% ../../nbs/05e_train.lm_config.ipynb #9b30da3f
-PROMPT_TOKENS = 16     # fewer than any prompt holds: the bounds below stay under what a run really needs
+PROMPT_TOKENS = 16     # a generated task's prompt, at least
 SAMPLE_BYTES = 2048    # a sample's prompt text, token lists and objects, at least (a Plan-Path sample and its turn: about 5 KiB)
+# the median prompt (with the chat template) and reference answer of each fixed task source, in SmolLM2's tokens over all
+# its tasks (Qwen2.5's tokenizer gives about as many; the tiny model's more)
+SOURCE_TOKENS = {"benchmark": (85, 68), "humaneval": (170, 180), "codeio": (356, 738)}
+
+def step_bytes(sizes: dict, tokens: int, completion: int, checkpointed: bool) -> int:
+    """What one row (a sample, or a (prompt, reference) pair) of `tokens` tokens, `completion` of them scored, holds for
+    the backward pass: the layers' activations in float32 and the completion's logits and their log-softmax."""
+    hidden, layers, ffn, vocab = (sizes.get(k, 1) for k in ("hidden", "layers", "ffn", "vocab"))
+    layer = 4 * (16 * hidden + 4 * ffn)
+    per_token = 4 * hidden * layers + layer if checkpointed else layer * layers
+    return tokens * per_token + (completion + 1) * vocab * 8
 
 def token_memory(cfg) -> list:
-    """A lower bound of what a token run (`LMTrainConfig`, or a team's `TeamTrainConfig`) holds at its peak: (what,
-    bytes, on the device) parts."""
+    """What a token run (`LMTrainConfig`, or a team's `TeamTrainConfig`) holds at its peak, about: (what, bytes, on the
+    device) parts."""
     m, o, g, team = cfg.model, cfg.optim, cfg.grpo, getattr(cfg, "team", None)
     s = m.sizes or {}
     hidden, layers, ffn, vocab = (s.get(k, 1) for k in ("hidden", "layers", "ffn", "vocab"))
@@ -349,17 +360,19 @@ def token_memory(cfg) -> list:
     models = len(set(role_map(team.policy_map, roles).values())) if team else 1
     per = 4 + (0 if m.lora else 12) + (4 if o.algo == "grpo" and g.beta > 0 else 0)   # weights, grads + Adam, reference
     parts = [(f"the model ({weights * models:,} weights)", weights * models * per, True)]
-    C = g.max_new_tokens
+    prompt, reference = (PROMPT_TOKENS, PROMPT_TOKENS) if team else SOURCE_TOKENS.get(cfg.task.env.source, (PROMPT_TOKENS,) * 2)
     if o.algo == "grpo":
         answers = team.rounds * len(roles) if team else cfg.task.env.turns
-        rows = o.batch_size * g.group_size * answers
+        rows, C = o.batch_size * g.group_size * answers, g.max_new_tokens
         what = (f"GRPO's step (batch_size {o.batch_size:,} x group_size {g.group_size:,} x "
-                + (f"{len(roles)} roles x rounds {team.rounds:,})" if team else f"turns {answers:,})"))
+                + (f"{len(roles)} roles x rounds {team.rounds:,}" if team else f"turns {answers:,}"))
+        live = min(rows, g.micro_batch) if g.micro_batch else rows   # the rows one backward pass holds
+        what += f"; micro_batch {g.micro_batch:,})" if g.micro_batch else ")"
     else:
-        rows, C = o.batch_size * len(roles), min(C, PROMPT_TOKENS)
-        what = f"SFT's step (batch_size {o.batch_size:,}" + (f" x {len(roles)} roles)" if team else ")")
-    tokens = PROMPT_TOKENS + C
-    parts += [(what, rows * (tokens * 8 * hidden * layers + (C + 1) * vocab * 8), True),
+        rows, C = o.batch_size * len(roles), reference
+        live, what = rows, f"SFT's step (batch_size {o.batch_size:,}" + (f" x {len(roles)} roles)" if team else ")")
+    tokens = prompt + C
+    parts += [(what, live * step_bytes(s, tokens, C, m.gradient_checkpointing), True),
               (f"{what[:-1]}: its samples)", rows * (tokens * 8 + SAMPLE_BYTES), False)]
     if team:
         parts.append((f"an evaluation (eval_grids {team.eval_grids:,} x {len(roles)} roles x rounds {team.rounds:,})",
@@ -388,9 +401,11 @@ def check_token_memory(cfg, device: str = "cpu") -> str:
         need = sum(b for _, b, _ in mine)
         if need > free:
             what, most, _ = max(mine, key=lambda p: p[1])
-            raise ConfigError(f"{what} would need at least {most / 2**30:,.1f} GiB (the whole run at least "
-                              f"{need / 2**30:,.1f} GiB); {where} has {free / 2**30:,.1f} GiB free")
+            hint = ("; a --micro-batch, --gradient-checkpointing or fewer --max-new-tokens hold less"
+                    if what.startswith(("GRPO's step", "SFT's step")) else "")
+            raise ConfigError(f"{what} would need about {most / 2**30:,.1f} GiB (the whole run about "
+                              f"{need / 2**30:,.1f} GiB); {where} has {free / 2**30:,.1f} GiB free{hint}")
     where, free, mine = places[0]
     need = sum(b for _, b, _ in mine)
-    return (f"memory estimate on {where}: at least {need / 2**30:,.2f} GiB of {free / 2**30:,.1f} GiB free ("
+    return (f"memory estimate on {where}: about {need / 2**30:,.2f} GiB of {free / 2**30:,.1f} GiB free ("
             + "; ".join(f"{w} {b / 2**30:,.2f}" for w, b, _ in mine if b >= need / 20) + ")")
