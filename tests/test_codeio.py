@@ -83,3 +83,31 @@ def test_grpo_trains_on_the_band_and_eval_scores_on_codeio_from_the_shell(tmp_pa
     r = workbench_main("train", *grpo, "--band", "--band-rates", rates, "--init", summary["run_dir"])
     assert r.returncode == 0, r.stderr
     assert last_json(r.stdout)["status"] == "finished"
+
+
+def test_the_held_out_report_pairs_each_task_before_and_after(tmp_path):
+    """`bench/codeio_heldout.py --report`: before and after matched task by task, per seed and over both seeds, with the
+    exact sign test on the tasks that changed (the held-out run itself takes hours: RESULTS 21)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "codeio_heldout", Path(__file__).parents[1] / "bench" / "codeio_heldout.py"
+    )
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+
+    def write(path, passes):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(
+            "".join(json.dumps({"task": f"t{i}", "sample": 0, "passed": p}) + "\n" for i, p in enumerate(passes))
+        )
+
+    write(tmp_path / "before" / "val.jsonl", [False] * 8 + [True, True])
+    write(tmp_path / "seed0" / "val.jsonl", [True] * 6 + [False] * 2 + [True, False])  # 6 gained, 1 lost
+    write(tmp_path / "seed1" / "val.jsonl", [False] * 8 + [True, True])  # no change
+    table = mod.report(tmp_path, [0, 1]).splitlines()
+    assert table[2:] == [
+        "| val | 0 | 2/10 | 7/10 | 6 / 1 | 0.125 |",
+        "| val | 1 | 2/10 | 2/10 | 0 / 0 | 1 |",
+        "| val | all | 4/20 | 9/20 | 6 / 1 | 0.125 |",
+    ], table

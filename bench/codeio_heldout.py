@@ -1,0 +1,118 @@
+"""Issue 56's held-out test: SmolLM2-135M-Instruct (LoRA) trained with GRPO on CodeI/O's training programs, scored
+greedy before and after on HumanEval's 164 problems and on CodeI/O's 92 validation tasks (programs training never
+drew), per seed, with the exact paired sign test over the tasks.
+
+Every stage writes its own file under --out and is skipped when that file is there, so the whole test can be spread
+over several sessions (on a 2-core CPU one seed takes about two hours: the GRPO run, then ~18 min of HumanEval and
+~37 min of validation tasks). The "before" files are the untrained model's, shared by the seeds.
+
+    python bench/codeio_heldout.py --seeds 0 --updates 40      # the untrained scores once, then seed 0
+    python bench/codeio_heldout.py --seeds 0 1 --report        # the table from the files there, nothing run
+"""
+
+import argparse, json, subprocess, sys
+from pathlib import Path
+
+SETS = {"humaneval": ("code?source=humaneval", None), "val": ("code?source=codeio", "val")}
+
+
+def workbench(*args) -> subprocess.CompletedProcess:
+    "The CLI as a user runs it; its errors pass through."
+    cmd = [str(Path(sys.executable).parent / "workbench"), *map(str, args)]
+    print("$ workbench " + " ".join(map(str, args)), flush=True)
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)
+    if r.returncode:
+        raise SystemExit(f"workbench {args[0]} failed with exit code {r.returncode}")
+    return r
+
+
+def evaluate(what, out: Path, a) -> None:
+    "Greedy scores of `what` (a model name or a run folder) on each held-out set, a JSON line a task."
+    for name, (spec, split) in SETS.items():
+        f = out / f"{name}.jsonl"
+        if f.exists():
+            continue
+        f.parent.mkdir(parents=True, exist_ok=True)
+        model = ["--model", what] if not Path(what).is_dir() else [what, "--pick", "last"]
+        workbench("eval", *model, "--task", spec, *(["--split", split] if split else []),
+                  "--max-new-tokens", a.eval_tokens, *(["--episodes", a.tasks] if a.tasks else []), "--out", f)  # fmt: skip
+
+
+def train(seed: int, out: Path, a) -> Path:
+    "The GRPO run of one seed (its folder, from the summary kept beside it)."
+    summary = out / "train.json"
+    if not summary.exists():
+        r = workbench("train", "--algo", "grpo", "--model", a.model, "--lora", 16, "--task", a.task, "--band",
+                      "--batch-size", a.batch_size, "--group-size", a.group_size, "--micro-batch", a.micro_batch,
+                      "--max-new-tokens", a.max_new_tokens, "--temperature", a.temperature, "--learning-rate", a.lr,
+                      "--updates", a.updates, "--eval-every", 0, "--checkpoint-every", 10, "--seed", seed,
+                      "--runs-dir", out / "runs", "--quiet", "--json")  # fmt: skip
+        line = [x for x in r.stdout.splitlines() if x.startswith("{")][-1]
+        out.mkdir(parents=True, exist_ok=True)
+        tmp = summary.with_suffix(".part")
+        tmp.write_text(line + "\n")
+        tmp.replace(summary)
+    return Path(json.loads(summary.read_text())["run_dir"])
+
+
+def passed(f: Path) -> dict:
+    return {
+        r["task"]: bool(r["passed"]) for r in map(json.loads, f.read_text().splitlines()) if r.get("sample", 0) == 0
+    }
+
+
+def report(root: Path, seeds: list) -> str:
+    "Before against after on each set: passes, and the sign test over the tasks (per seed, and all seeds' pairs)."
+    from workbench.tasks.eval import paired_test
+
+    lines = ["| set | seed | before | after | after better / worse | sign test p |", "|---|---|---:|---:|---:|---:|"]
+    for name in SETS:
+        bf = root / "before" / f"{name}.jsonl"
+        if not bf.exists():
+            continue
+        before, pooled = passed(bf), ([], [])
+        for s in seeds:
+            af = root / f"seed{s}" / f"{name}.jsonl"
+            if not af.exists():
+                continue
+            after = passed(af)
+            keys = sorted(before.keys() & after.keys())
+            a, b = [after[k] for k in keys], [before[k] for k in keys]
+            pooled[0].extend(a), pooled[1].extend(b)
+            t = paired_test(a, b)
+            lines.append(f"| {name} | {s} | {sum(b)}/{len(keys)} | {sum(a)}/{len(keys)} | "
+                         f"{t['a_better']} / {t['b_better']} | {t['p_value']:.3g} |")  # fmt: skip
+        if len(seeds) > 1 and pooled[0]:
+            t = paired_test(*pooled)
+            lines.append(f"| {name} | all | {sum(pooled[1])}/{len(pooled[1])} | {sum(pooled[0])}/{len(pooled[0])} | "
+                         f"{t['a_better']} / {t['b_better']} | {t['p_value']:.3g} |")  # fmt: skip
+    return "\n".join(lines)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--seeds", type=int, nargs="+", default=[0])
+    p.add_argument("--out", default="bench/codeio_heldout")
+    p.add_argument("--report", action="store_true", help="print the table from the files there; run nothing")
+    p.add_argument("--model", default="smollm2")
+    p.add_argument("--task", default="code?source=codeio&reward=objective&max_chars=600")
+    p.add_argument("--updates", type=int, default=40)
+    p.add_argument("--batch-size", type=int, default=2)
+    p.add_argument("--group-size", type=int, default=4)
+    p.add_argument("--micro-batch", type=int, default=4)
+    p.add_argument("--max-new-tokens", type=int, default=256)
+    p.add_argument("--temperature", type=float, default=0.7)
+    p.add_argument("--lr", type=float, default=1e-4)
+    p.add_argument("--eval-tokens", type=int, default=512, help="the evaluations' max new tokens (as RESULTS 20-21)")
+    p.add_argument("--tasks", type=int, default=0, help="score each set's first N tasks only (a quick try; 0: all)")
+    a = p.parse_args()
+    root = Path(a.out)
+    if not a.report:
+        evaluate(a.model, root / "before", a)
+        for s in a.seeds:
+            evaluate(str(train(s, root / f"seed{s}", a)), root / f"seed{s}", a)
+    print(report(root, a.seeds))
+
+
+if __name__ == "__main__":
+    main()
