@@ -183,7 +183,7 @@ TRAIN += [
     (["--algo", "grpo", "--band", "--band-rates", "missing.jsonl"], "cannot read the band rates missing.jsonl"),
     (["--algo", "grpo", "--task", "code?programs=40"], "programs is for the CodeI/O source (source=codeio)"),
     (["--algo", "grpo", "--task", "code?max_chars=300"], "max_chars narrows a fixed source's training tasks"),
-    (["--algo", "grpo", "--task", "code?source=benchmark&max_chars=3"], "no training task's reference is at most 3 characters"),
+    (["--algo", "grpo", "--task", "code?source=benchmark&max_chars=3"], "no training task's reference is at most 3"),
     (["--algo", "grpo", "--window", "100000000000000"], "the curriculum's window (100,000,000,000,000)"),
     (["--algo", "grpo", "--max-new-tokens", "10000000"], "max_new_tokens 10,000,000 leaves no room for the prompt"),
     (["--algo", "grpo", "--max-new-tokens", "0"], "max_new_tokens must be at least 1"),
