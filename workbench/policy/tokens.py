@@ -7,7 +7,7 @@ from __future__ import annotations
 from ..core import WorkbenchError, check_types  # first: quiets dependency notices
 from ..deps import HF_OFFLINE_BY_USER
 from ..answers import answer_end
-import copy, math, os, re, shutil, tempfile
+import copy, json, math, os, re, shutil, tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Optional, Sequence
@@ -17,8 +17,8 @@ from fastcore.basics import patch
 
 # %% auto #0
 __all__ = ['SPECIALS', 'VOCAB_MIN', 'CODE_STOPS', 'FENCE', 'CODE_ASK', 'PROMPT_FORMATS', 'SHIPPED', 'SHIPPED_HOW', 'HUB_FILES',
-           'HUB_ID', 'PolicyError', 'train_tokenizer', 'TinyLMConfig', 'Sample', 'shipped_model', 'TokenPolicy',
-           'hub_folder', 'model_folder', 'sample_next']
+           'HUB_ID', 'SHIPPED_SIZES', 'SIZE_KEYS', 'PolicyError', 'train_tokenizer', 'TinyLMConfig', 'Sample',
+           'shipped_model', 'TokenPolicy', 'hub_folder', 'model_folder', 'folder_sizes', 'sample_next']
 
 # %% ../../nbs/02d_policy.tokens.ipynb #a733bbae
 class PolicyError(WorkbenchError):
@@ -208,6 +208,20 @@ def model_folder(name: str) -> Path:
     if HUB_ID.match(name) and not name.startswith((".", "/")): return hub_folder(name)
     raise PolicyError(f"model folder {name!r} does not exist (give tiny, smollm2, a folder holding a causal LM, or a "
                       "hub id such as Qwen/Qwen2.5-0.5B-Instruct)")
+
+SHIPPED_SIZES = {"smollm2": dict(hidden=576, layers=30, heads=9, ffn=1536, context=8192, vocab=49152)}
+SIZE_KEYS = {"hidden": ("hidden_size", "n_embd", "d_model"), "layers": ("num_hidden_layers", "n_layer", "num_layers"),
+             "heads": ("num_attention_heads", "n_head"), "ffn": ("intermediate_size", "n_inner"),
+             "context": ("max_position_embeddings", "n_positions"), "vocab": ("vocab_size",)}
+
+def folder_sizes(folder) -> Optional[dict]:
+    "The sizes a model folder's `config.json` gives (Hugging Face's names, Llama's and GPT-2's), or None without one."
+    try: cfg = json.loads((Path(folder) / "config.json").read_text())
+    except (OSError, ValueError): return None
+    if not isinstance(cfg, dict): return None
+    cfg = {**cfg, **(cfg.get("text_config") or {})}   # a multimodal model's language part
+    out = {k: next((cfg[n] for n in names if isinstance(cfg.get(n), int) and cfg[n] > 0), None) for k, names in SIZE_KEYS.items()}
+    return {k: v for k, v in out.items() if v is not None} or None
 
 # %% ../../nbs/02d_policy.tokens.ipynb #75668f6a
 @patch

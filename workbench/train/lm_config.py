@@ -5,7 +5,7 @@
 # %% ../../nbs/05e_train.lm_config.ipynb #6b1ad79b
 from __future__ import annotations
 from ..core import ConfigError, check_types  # first: quiets dependency notices
-import dataclasses, functools, json
+import dataclasses, functools
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import ClassVar, Literal, Optional
@@ -15,15 +15,14 @@ from ..env.spec import parse_spec
 from ..tasks.band import read_rates
 from ..tasks.env import CodeEnvConfig
 from ..tasks.code import LEVELS, TaskError
-from ..policy.tokens import SHIPPED, PolicyError, TinyLMConfig, model_folder
+from ..policy.tokens import SHIPPED, SHIPPED_SIZES, PolicyError, TinyLMConfig, folder_sizes, model_folder
 from ..policy import role_map
 from .config import RunConfig, Sections, live
 
 # %% auto #0
-__all__ = ['EXAMPLES_MAX', 'SHIPPED_SIZES', 'SIZE_KEYS', 'ALGOS', 'DEFAULT_LR', 'LM_SECTIONS', 'TINY_KEYS', 'LM_LIVE',
-           'PROMPT_TOKENS', 'SAMPLE_BYTES', 'SOURCE_TOKENS', 'task_env', 'TaskConfig', 'ModelConfig', 'folder_sizes',
-           'OptimConfig', 'GRPOConfig', 'check_token_config', 'check_unused', 'check_context', 'LMTrainConfig',
-           'step_bytes', 'token_memory', 'check_token_memory']
+__all__ = ['EXAMPLES_MAX', 'ALGOS', 'DEFAULT_LR', 'LM_SECTIONS', 'TINY_KEYS', 'LM_LIVE', 'PROMPT_TOKENS', 'SAMPLE_BYTES',
+           'SOURCE_TOKENS', 'task_env', 'TaskConfig', 'ModelConfig', 'OptimConfig', 'GRPOConfig', 'check_token_config',
+           'check_unused', 'check_context', 'LMTrainConfig', 'step_bytes', 'token_memory', 'check_token_memory']
 
 # %% ../../nbs/05e_train.lm_config.ipynb #07bdf298
 EXAMPLES_MAX = 6   # a generated task has six tests (`make_task`): a prompt can show each of them as an example
@@ -138,20 +137,6 @@ class ModelConfig:
         if self.model == "tiny": return asdict(self.tiny)
         if self.model in SHIPPED: return dict(SHIPPED_SIZES[self.model])
         return folder_sizes(self.folder)
-
-SHIPPED_SIZES = {"smollm2": dict(hidden=576, layers=30, heads=9, ffn=1536, context=8192, vocab=49152)}
-SIZE_KEYS = {"hidden": ("hidden_size", "n_embd", "d_model"), "layers": ("num_hidden_layers", "n_layer", "num_layers"),
-             "heads": ("num_attention_heads", "n_head"), "ffn": ("intermediate_size", "n_inner"),
-             "context": ("max_position_embeddings", "n_positions"), "vocab": ("vocab_size",)}
-
-def folder_sizes(folder) -> Optional[dict]:
-    "The sizes a model folder's `config.json` gives (Hugging Face's names, Llama's and GPT-2's), or None without one."
-    try: cfg = json.loads((Path(folder) / "config.json").read_text())
-    except (OSError, ValueError): return None
-    if not isinstance(cfg, dict): return None
-    cfg = {**cfg, **(cfg.get("text_config") or {})}   # a multimodal model's language part
-    out = {k: next((cfg[n] for n in names if isinstance(cfg.get(n), int) and cfg[n] > 0), None) for k, names in SIZE_KEYS.items()}
-    return {k: v for k, v in out.items() if v is not None} or None
 
 # %% ../../nbs/05e_train.lm_config.ipynb #647cb2cd
 ALGOS = ("sft", "grpo")
@@ -337,17 +322,13 @@ LM_LIVE = tuple(f.name for c in (OptimConfig, GRPOConfig) for f in dataclasses.f
 # %% ../../nbs/05e_train.lm_config.ipynb #9b30da3f
 PROMPT_TOKENS = 16     # a generated task's prompt, at least
 SAMPLE_BYTES = 2048    # a sample's prompt text, token lists and objects, at least (a Plan-Path sample and its turn: about 5 KiB)
-# the median prompt (with the chat template) and reference answer of each fixed task source, in SmolLM2's tokens over all
-# its tasks (Qwen2.5's tokenizer gives about as many; the tiny model's more)
-SOURCE_TOKENS = {"benchmark": (85, 68), "humaneval": (170, 180), "codeio": (356, 738)}
+SOURCE_TOKENS = {"benchmark": (85, 68), "humaneval": (170, 180), "codeio": (356, 738)}   # median prompt, reference (SmolLM2)
 
 def step_bytes(sizes: dict, tokens: int, completion: int, checkpointed: bool) -> int:
-    """What one row (a sample, or a (prompt, reference) pair) of `tokens` tokens, `completion` of them scored, holds for
-    the backward pass: the layers' activations in float32 and the completion's logits and their log-softmax."""
+    "What a row of `tokens` tokens (`completion` of them scored) keeps for the backward pass: activations and logits."
     hidden, layers, ffn, vocab = (sizes.get(k, 1) for k in ("hidden", "layers", "ffn", "vocab"))
-    layer = 4 * (16 * hidden + 4 * ffn)
-    per_token = 4 * hidden * layers + layer if checkpointed else layer * layers
-    return tokens * per_token + (completion + 1) * vocab * 8
+    layer = 4 * (16 * hidden + 4 * ffn)   # float32: the norms, the attention's inputs and output, the MLP's projections
+    return tokens * (4 * hidden * layers + layer if checkpointed else layer * layers) + (completion + 1) * vocab * 8
 
 def token_memory(cfg) -> list:
     """What a token run (`LMTrainConfig`, or a team's `TeamTrainConfig`) holds at its peak, about: (what, bytes, on the
@@ -365,13 +346,12 @@ def token_memory(cfg) -> list:
         answers = team.rounds * len(roles) if team else cfg.task.env.turns
         rows, C = o.batch_size * g.group_size * answers, g.max_new_tokens
         what = (f"GRPO's step (batch_size {o.batch_size:,} x group_size {g.group_size:,} x "
-                + (f"{len(roles)} roles x rounds {team.rounds:,}" if team else f"turns {answers:,}"))
-        live = min(rows, g.micro_batch) if g.micro_batch else rows   # the rows one backward pass holds
-        what += f"; micro_batch {g.micro_batch:,})" if g.micro_batch else ")"
+                + (f"{len(roles)} roles x rounds {team.rounds:,}" if team else f"turns {answers:,}")
+                + (f"; micro_batch {g.micro_batch:,})" if g.micro_batch else ")"))
     else:
         rows, C = o.batch_size * len(roles), reference
-        live, what = rows, f"SFT's step (batch_size {o.batch_size:,}" + (f" x {len(roles)} roles)" if team else ")")
-    tokens = prompt + C
+        what = f"SFT's step (batch_size {o.batch_size:,}" + (f" x {len(roles)} roles)" if team else ")")
+    tokens, live = prompt + C, min(rows, (o.algo == "grpo" and g.micro_batch) or rows)   # the rows a backward pass holds
     parts += [(what, live * step_bytes(s, tokens, C, m.gradient_checkpointing), True),
               (f"{what[:-1]}: its samples)", rows * (tokens * 8 + SAMPLE_BYTES), False)]
     if team:
