@@ -221,28 +221,28 @@ TRAIN += [
         ["--team", "--algo", "grpo", "--rounds", "100", "--group-size", "100000"],
         "GRPO's step (batch_size 32 x group_size 100,000 x 2 roles x rounds 100)",
     ),
-    # settings the team's algorithm never reads: refused, not ignored (issue 55)
-    (["--team", "--group-size", "4"], "group_size is not a setting of team sft runs (SFT learns from demonstrations"),
-    (["--team", "--temperature", "0.5"], "temperature is not a setting of team sft runs"),
-    (["--team", "--alpha", "0.7"], "alpha is not a setting of team sft runs"),
-    (["--team", "--grouping", "turn"], "grouping is not a setting of team sft runs"),
-    (["--team", "--algo", "grpo", "--top-p", "0.9"], "top_p is not a setting of team grpo runs"),
-    (["--team", "--algo", "grpo", "--window", "8"], "window is not a setting of team grpo runs"),
+    # settings the team's algorithm never reads: refused, not ignored (issue 55), naming who reads them (issue 57)
+    (["--team", "--group-size", "4"], "--group-size is a setting of grpo, team-grpo runs, not of team-sft runs"),
+    (["--team", "--temperature", "0.5"], "--temperature is a setting of grpo, team-grpo runs, not of team-sft runs"),
+    (["--team", "--alpha", "0.7"], "--alpha is a setting of team-grpo runs, not of team-sft runs"),
+    (["--team", "--grouping", "turn"], "--grouping is a setting of team-grpo runs, not of team-sft runs"),
+    (["--team", "--algo", "grpo", "--top-p", "0.9"], "--top-p is a setting of grpo runs, not of team-grpo runs"),
+    (["--team", "--algo", "grpo", "--window", "8"], "--window is a setting of ppo, grpo runs, not of team-grpo runs"),
     (["--team", "--rounds", "0"], "rounds must be at least 1"),
     (["--team", "--algo", "grpo", "--group-size", "1000000000"], "group_size 1,000,000,000"),
     (["--team", "--algo", "grpo", "--temperature", "0"], "temperature must be above 0"),
-    (["--team", "--alpha", "2"], "alpha must be in [0, 1]"),
+    (["--team", "--algo", "grpo", "--alpha", "2"], "alpha must be in [0, 1]"),
     (["--team", "--eval-grids", "0"], "eval_grids must be 1 to 1,000"),
     (["--team", "--task", "code", "--max-new-tokens", "64", "--size", "8"], "size is a setting of path tasks"),
     (["--team", "--level", "hard"], "level is a setting of code tasks"),
     (["--team", "--lora", "8"], "lora does not apply to the tiny model"),
     (["--team", "--vocab", "256"], "tiny model vocab must be at least 258"),
-    (["--team", "--alpha", "1.5"], "alpha must be in [0, 1], got 1.5"),
+    (["--team", "--algo", "grpo", "--alpha", "1.5"], "alpha must be in [0, 1], got 1.5"),
     (
         ["--team", "--policy-map", "planner=a,coder=b"],
         "policy_map names role 'coder', but the env's roles are planner, executor",
     ),
-    (["--team", "--grouping", "role"], "grouping"),
+    (["--team", "--algo", "grpo", "--grouping", "role"], "grouping"),
     (["--team", "--roles", "coder,tester"], "a team is planner,executor or solo"),
     (["--team", "--task", "code"], "a code team writes programs: max_new_tokens must be at least 48, got 24"),
     (
@@ -254,8 +254,8 @@ TRAIN += [
         "level must be one of easy, medium, hard",
     ),
     (["--team", "--task", "maze"], "task"),
-    (["--team", "--path-reward", "steps"], "path_reward"),
-    (["--team", "--sampling", "forest"], "sampling"),
+    (["--team", "--algo", "grpo", "--path-reward", "steps"], "path_reward"),
+    (["--team", "--algo", "grpo", "--sampling", "forest"], "sampling"),
     (["--algo", "sft", "--task", "code?level=expert"], "unknown level 'expert'"),
     (["--algo", "sft", "--task", "code?turns=0"], "turns must be at least 1"),
     (["--algo", "sft", "--sft-demos", "-1"], "sft_demos must be 0 (fresh tasks) or more"),
@@ -411,6 +411,50 @@ def test_bad_command_line_input(folder, argv, message):
     lines = err.strip().splitlines()
     assert code == 2 and len(lines) == 1 and message in lines[0], (code, err[-1500:])
     assert "Traceback" not in err
+    assert listing(folder) == before, "bad input must write nothing"
+
+
+# ---- issue 57: a setting of another algorithm, for every pair of families, from each way a config is given
+# (the algorithm given, its `workbench train` flags, a key only another family's algorithms take, its value, who takes it)
+OTHER_FAMILY = [
+    ("ppo", [], "sft_demos", 7, "sft"),
+    ("ppo", [], "group_size", 4, "grpo, team-grpo"),
+    ("ppo", [], "rounds", 2, "team-sft, team-grpo"),
+    ("sft", ["--algo", "sft"], "num_envs", 4, "ppo"),
+    ("sft", ["--algo", "sft"], "beta", 0.1, "grpo, team-grpo"),
+    ("sft", ["--algo", "sft"], "eval_grids", 8, "team-sft, team-grpo"),
+    ("grpo", ["--algo", "grpo"], "learner", "c", "ppo"),
+    ("grpo", ["--algo", "grpo"], "sft_levels", "easy", "sft"),
+    ("grpo", ["--algo", "grpo"], "alpha", 0.7, "team-grpo"),
+    ("team-sft", ["--team"], "gamma", 0.9, "ppo"),
+    ("team-sft", ["--team"], "sft_demos", 7, "sft"),
+    ("team-sft", ["--team"], "temperature", 0.5, "grpo, team-grpo"),
+    ("team-grpo", ["--team", "--algo", "grpo"], "band", True, "grpo"),
+]
+
+
+@pytest.mark.parametrize("way", ["flag", "toml", "python"])
+@pytest.mark.parametrize("algo,argv,key,value,takes", OTHER_FAMILY, ids=[f"{r[0]}-{r[2]}" for r in OTHER_FAMILY])
+def test_a_setting_of_another_algorithm_is_refused(folder, way, algo, argv, key, value, takes):
+    "Refused in one line naming the algorithms that take it, before any work, whichever way it comes."
+    from workbench.train.runner import ALGORITHMS
+
+    before, flag = listing(folder), "--" + key.replace("_", "-")
+    says = f"{flag if way == 'flag' else key} is a setting of {takes} runs, not of {algo} runs: leave it out"
+    if (
+        way == "python"
+    ):  # a notebook's config (a job's parameters, `TrainingSession(...)`) is made through the same class
+        with pytest.raises(WorkbenchError) as e:
+            ALGORITHMS[algo].config(**{key: value})
+        assert says in str(e.value) and "\n" not in str(e.value), str(e.value)
+    else:
+        if way == "toml":
+            (folder / "other.toml").write_text(f"{key} = {json.dumps(value)}\n")
+            before = listing(folder)
+        given = [flag] if value is True else [flag, str(value)]
+        code, err = run_main(["train", *argv, *(given if way == "flag" else ["--config", "other.toml"])])
+        lines = err.strip().splitlines()
+        assert code == 2 and len(lines) == 1 and says in lines[0], (code, err[-1500:])
     assert listing(folder) == before, "bad input must write nothing"
 
 

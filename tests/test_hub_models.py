@@ -53,10 +53,8 @@ def test_an_instruct_model_is_prompted_through_its_chat_template(tmp_path):
     env = {**os.environ, "HF_HUB_CACHE": str(cache), "HF_HUB_OFFLINE": "1"}
     common = ["--model", "wb-test/tiny-instruct", "--task", "code?level=easy", "--updates", "2", "--batch-size", "2",
               "--eval-every", "0", "--device", "cpu", "--runs-dir", tmp_path / "runs", "--quiet", "--json"]  # fmt: skip
-    for algo in ("sft", "grpo"):
-        r = workbench(
-            "train", "--algo", algo, *common, "--group-size", "2", "--max-new-tokens", "8", env=env, timeout=300
-        )
+    for algo, own in (("sft", []), ("grpo", ["--group-size", "2"])):
+        r = workbench("train", "--algo", algo, *common, *own, "--max-new-tokens", "8", env=env, timeout=300)
         assert r.returncode == 0, r.stderr[-3000:]
         run = RunStore(tmp_path / "runs").get_run(last_json(r.stdout)["run_id"])
         assert run["status"] == "finished" and run["config"]["model"]["model"] == "wb-test/tiny-instruct", run

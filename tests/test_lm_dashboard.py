@@ -40,12 +40,15 @@ CHART_TITLES = {
 MOVE = "medium -> easy at rolling pass rate"
 
 
+GRPO_ONLY = {"group_size": 2, "window": 4, "demote_at": 0.5, "promote_at": 0.9}
+
+
 def tiny_grpo(runs_dir, **overrides) -> LMTrainConfig:
     "A tiny GRPO run on one CPU thread: 2 tasks a step, 2 samples each, 16-token completions, evaluated every 3 steps."
-    settings = {"algo": "grpo", "task": "code?level=medium&turns=2", "updates": 100_000, "batch_size": 2, "group_size": 2,
+    settings = {"algo": "grpo", "task": "code?level=medium&turns=2", "updates": 100_000, "batch_size": 2,
                 "max_new_tokens": 16, "eval_every": 3, "eval_tasks": 2, "corpus_tasks": 40, "vocab": 300, "hidden": 32,
-                "layers": 1, "heads": 2, "ffn": 64, "window": 4, "demote_at": 0.5, "promote_at": 0.9, "device": "cpu",
-                "torch_threads": 1, "runs_dir": str(runs_dir)}  # fmt: skip
+                "layers": 1, "heads": 2, "ffn": 64, "device": "cpu", "torch_threads": 1, "runs_dir": str(runs_dir),
+                **(GRPO_ONLY if overrides.get("algo", "grpo") == "grpo" else {})}  # fmt: skip
     return LMTrainConfig.from_dict({**settings, **overrides})
 
 

@@ -55,7 +55,7 @@ def test_per_role_checkpoints_resume_exactly_and_roles_swap(tmp_path):
     assert {k.split(".")[1] for k in saved["model"]} == {"planner", "executor"}
     assert [g["name"] for g in saved["optimizer"]["param_groups"]] == ["planner", "executor"]
 
-    cfg = TrainConfig.from_dict(saved["config"])
+    cfg = TrainConfig.from_stored(saved["config"])
     trained = []
     for _ in range(2):  # one after the other: a trainer restores the process's RNG from the checkpoint
         t = PPOTrainer(cfg, resume=load_checkpoint(steps[1]))

@@ -28,7 +28,7 @@ def test_team_sft_grpo_resume_and_swap(tmp_path):
     assert r.returncode == 0, r.stderr[-2000:]
     assert last_json(r.stdout)["global_step"] == 3
     # Its samples, as the run page's table reads them from the store: a role and round, how the team did, the advantage.
-    (grpo,) = [row for row in RunStore(runs).runs() if row["config"]["optim"]["algo"] == "grpo"]
+    (grpo,) = [row for row in RunStore(runs).runs() if row["config"]["algo"] == "team-grpo"]
     table = sample_rows(RunStore(runs).events(grpo["id"], "samples"))
     assert len(table) == 12 and set(table["outcome"]) <= {"team solved", "team failed"}, table  # 4 a step, 3 steps
     assert (

@@ -134,10 +134,13 @@ def config_fields(cls) -> list[tuple[str, Any, Any, str]]:
              docs.get(f.name, "")) for f in fields(cls) if f.init]
 
 def field_docs(cls) -> dict[str, str]:
-    "The docstring line written under each field of dataclass `cls` (as tyro reads them)."
+    "The docstring line written under each field of dataclass `cls` and of the classes it extends (as tyro reads them)."
     import inspect
-    try: return docs_from_source(inspect.getsource(cls))
-    except (OSError, TypeError): return {}  # classes defined in a notebook cell have no source file
+    docs = {}
+    for c in reversed(cls.__mro__[:-1]):   # a field a class declares again: its own line
+        try: docs.update(docs_from_source(inspect.getsource(c)))
+        except (OSError, TypeError): pass  # classes defined in a notebook cell have no source file
+    return docs
 
 def docs_from_source(source: str) -> dict[str, str]:
     "Field docstrings of the first class in `source`."

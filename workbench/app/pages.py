@@ -328,7 +328,7 @@ def run_rows(runs: list, tags: dict, sweeps: dict) -> list:
                      "env": r["env"] or "", "policy": r["policy"] or "", "sweep": sweeps.get(r["id"], ""),
                      "tags": tags.get(r["id"], []), "steps": r["global_step"], "best score": r["best_return"],
                      "last return": r["last_return"], "started": r["started_at"] or r["created_at"],
-                     "flat": flatten_config(config)})
+                     "flat": flatten_config({k: v for k, v in config.items() if k != "algo"})})   # (the column)
     return rows
 
 def matches(row: dict, query: str) -> bool:

@@ -220,16 +220,16 @@ def run_page(app: WorkbenchApp, suffix: str):
 # %% ../../nbs/07g_app.serve.ipynb #0500e2d5
 # the picker's values for a new session: (label, config class); the others are live sessions' run ids
 def _new_sessions() -> dict:
-    "One picker value a config the app's algorithms train (`SESSION_ALGORITHMS` with `app`), labelled by its view; PPO's first."
-    firsts = {}
-    for a in SESSION_ALGORITHMS.values():
-        if a.app: firsts.setdefault(a.config, a)
-    return {("" if a.kind is None else f"new-{a.kind}"): (view_of(a.config()).new_label, a.config) for a in firsts.values()}
+    """One picker value an algorithm the app trains (`SESSION_ALGORITHMS` with `app`), labelled by its view (and its name,
+    where a view shows several); PPO's first, as the empty value."""
+    apps = [a for a in SESSION_ALGORITHMS.values() if a.app]
+    views = [a.kind for a in apps]
+    label = lambda a: view_of(a.config()).new_label + (f" ({a.name.upper()})" if views.count(a.kind) > 1 else "")
+    return {("" if i == 0 else f"new-{a.name}"): (label(a), a.config) for i, a in enumerate(apps)}
 
 NEW_SESSIONS = _new_sessions()
 
 def live_page(app: WorkbenchApp, suffix: str):
-    from workbench.train.config import RunConfig
     container = pn.Column(sizing_mode="stretch_width")
     def options() -> dict:
         with app._lock: ss = list(app.sessions.values())
@@ -249,7 +249,7 @@ def live_page(app: WorkbenchApp, suffix: str):
         if rid in app.sessions:
             session = app.sessions[rid]
         else:
-            session = TrainingSession(NEW_SESSIONS[rid][1](run=RunConfig(runs_dir=app.runs_dir)))
+            session = TrainingSession(NEW_SESSIONS[rid][1](runs_dir=app.runs_dir))
             def started(e): app.add_session(session); picker.param.update(options=options(), value=e.new)
             session.param.watch(started, "run_id")
         dash = TrainingDashboard(session=session, control_source="app")

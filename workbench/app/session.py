@@ -83,7 +83,7 @@ def session_knobs(cfg) -> tuple:
     return algorithm_of(cfg).trainer.KNOBS
 
 def knob_values(cfg) -> dict:
-    "The values of the knobs of `cfg` (an LM run's learning rate resolved: None means its algorithm's default)."
+    "The values of the knobs of `cfg` (its trainer's `knob_values`)."
     return algorithm_of(cfg).trainer.knob_values(cfg)
 
 def planned_steps(cfg) -> int:

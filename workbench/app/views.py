@@ -16,8 +16,8 @@ from ..env.make import env_roles
 from ..train.runner import algorithm_of
 
 # %% auto #0
-__all__ = ['COLORS', 'CHARTS', 'LM_CHARTS', 'VIEWS', 'lm_charts', 'role_charts', 'team_charts', 'fmt_rate', 'RunView', 'LMView',
-           'TeamView', 'view_of', 'chart_set']
+__all__ = ['COLORS', 'CHARTS', 'LM_CHARTS', 'VIEWS', 'lm_charts', 'role_charts', 'team_charts', 'fmt_rate', 'sampled', 'RunView',
+           'LMView', 'TeamView', 'view_of', 'chart_set']
 
 # %% ../../nbs/07_app.views.ipynb #5d6b7fb9
 COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e")
@@ -62,8 +62,8 @@ def _marker(key: str, name: str, color: int, symbol: str = "circle") -> dict:
     return {"key": key, "type": "scatter", "mode": "markers", "name": name,
             "marker": {"color": COLORS[color % len(COLORS)], "size": 7, "symbol": symbol}}
 
-def lm_charts(algo: str = "grpo", judges: Sequence[str] = ("exec", "static")) -> dict:
-    "The chart set of a language-model run of `algo` (grpo or sft) scored by `judges`."
+def lm_charts(grpo: bool = True, judges: Sequence[str] = ("exec", "static")) -> dict:
+    "The chart set of a language-model run scored by `judges`: one that samples groups (`grpo`), or learns demonstrations."
     rate = _layout("Pass rate", "pass rate")
     rate["yaxis"]["range"] = [-0.03, 1.03]
     val = [_marker("eval/pass_rate", "val pass@1", 1)] + [
@@ -71,7 +71,7 @@ def lm_charts(algo: str = "grpo", judges: Sequence[str] = ("exec", "static")) ->
         in enumerate(zip(LEVELS, ("triangle-up", "square", "diamond")))]
     common = {"throughput": (_layout("Throughput", "tokens per second"), [_line("perf/tokens_per_s", "tokens/s", 0)]),
               "lr": CHARTS["lr"]}
-    if algo == "sft":
+    if not grpo:
         return {"pass_rate": (rate, val), "loss": (_layout("Loss", "next-token loss"), [
                     _line("losses/sft_loss", "train", 0), _marker("eval/val_loss", "held out", 1)]), **common}
     level = _layout("Curriculum level")   # the ticks name the levels
@@ -117,6 +117,10 @@ def team_charts(roles: Sequence[str] = ("planner", "executor")) -> dict:
 # %% ../../nbs/07_app.views.ipynb #4728d7c4
 def fmt_rate(x) -> str: return "-" if x is None else f"{x:.2f}"
 
+def sampled(config) -> bool:
+    "Whether runs of `config` (a config or its dict as stored) sample groups and are rewarded: their config has GRPO's section."
+    return "grpo" in algorithm_of(config).config.SECTIONS
+
 class RunView:
     """How the app shows the runs of one family of algorithms: its charts, the measures of its status line, the name of
     its score, what it trains, and how to start it again. The family is its algorithm's `kind` in the registry
@@ -149,22 +153,21 @@ class LMView(RunView):
     fmt_score = staticmethod(fmt_rate)
 
     def charts(self, config) -> dict:
-        "`lm_charts` of its algorithm and its task's judges."
-        if isinstance(config, dict): algo, task = config["optim"]["algo"], (config.get("task") or {}).get("task", "code")
-        else: algo, task = config.optim.algo, config.task.task
+        "`lm_charts` of its algorithm (one with a GRPO section samples groups) and its task's judges."
+        task = (config.get("task") or {}).get("task", "code") if isinstance(config, dict) else config.task.task
         try: judges = CodeEnvConfig.from_spec(task).judge_names
         except (WorkbenchError, TypeError): judges = ["exec", "static"]   # a stored config this version cannot read
-        return lm_charts(algo, judges)
+        return lm_charts(sampled(config), judges)
 
     def progress(self, s) -> str: return f"{s.total_timesteps:,} · {fmt_number(round(60 * s.sps))} steps/min"
 
     def measures(self, s) -> str:
         h = s.history
-        if s.config.optim.algo != "grpo": return f"loss {fmt_number(h.last('losses/sft_loss'))}"
+        if not sampled(s.config): return f"loss {fmt_number(h.last('losses/sft_loss'))}"
         return f"reward {fmt_number(h.last('charts/reward'))} · train pass rate {fmt_rate(h.last('charts/pass_rate'))}"
 
     def restart(self, config: dict, path) -> str:
-        return f"workbench train --algo {config['optim']['algo']} --config {path}"
+        return f"workbench train --algo {algorithm_of(config).name} --config {path}"
 
 class TeamView(LMView):
     "A team of token agents' runs (`team-sft`, `team-grpo`): scored by its held-out team success; a chart of each role."
@@ -172,7 +175,7 @@ class TeamView(LMView):
 
     def measures(self, s) -> str:
         h = s.history
-        if s.config.optim.algo != "grpo": return f"loss {fmt_number(h.last('losses/sft_loss'))}"
+        if not sampled(s.config): return f"loss {fmt_number(h.last('losses/sft_loss'))}"
         return f"reward {fmt_number(h.last('charts/reward'))} · team success {fmt_rate(h.last('charts/success'))}"
 
     def charts(self, config) -> dict:
@@ -180,7 +183,7 @@ class TeamView(LMView):
         return team_charts([r.strip() for r in roles.split(",")])
 
     def restart(self, config: dict, path) -> str:
-        return f"workbench train --team --algo {config['optim']['algo']} --config {path}"
+        return f"workbench train --team --algo {algorithm_of(config).name.removeprefix('team-')} --config {path}"
 
 VIEWS = {None: RunView(), "lm": LMView(), "team": TeamView()}   # by `Algorithm.kind`
 

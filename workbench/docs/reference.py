@@ -114,11 +114,9 @@ def cli_reference() -> str:
 
 # %% ../../nbs/10a_docs.reference.ipynb #c3d3e508
 def config_classes() -> list:
-    "The config dataclasses a run is made from: PPO's, a code agent's (SFT, GRPO) and a team's."
-    from workbench.train.config import TrainConfig
-    from workbench.train.lm_config import LMTrainConfig
-    from workbench.train.team import TeamTrainConfig
-    return [TrainConfig, LMTrainConfig, TeamTrainConfig]
+    "The config class of each algorithm in the registry (`train.runner.ALGORITHMS`): PPO's, a code agent's, a team's."
+    from workbench.train.runner import ALGORITHMS
+    return [a.config for a in ALGORITHMS.values()]
 
 def train_flags() -> dict:
     "{config key: its flags} of `workbench train`, read from its parser."

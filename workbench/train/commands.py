@@ -94,6 +94,7 @@ def summary_lines(algo, run_id: str, summary: dict, run_dir) -> list:
 def pick_algorithm(args, state: Optional[dict] = None, path=None):
     """The run's algorithm (a `train.runner.Algorithm`): a resumed run's own (its checkpoint's `kind`; `--algo` may
     change SFT to GRPO, nothing else), else `--algo` (default ppo) and `--team` (default sft)."""
+    from workbench.train.config import stored_algo
     from workbench.train.runner import ALGORITHMS
     algo, team = args.algo, args.team
     if state is not None:
@@ -103,7 +104,7 @@ def pick_algorithm(args, state: Optional[dict] = None, path=None):
         if kind == "lm" and team: raise CheckpointError(f"{path} is a code agent's checkpoint, not a team's")
         if kind is not None and algo == "ppo": raise CheckpointError(f"{path} is not a PPO checkpoint: resume it without --algo")
         if kind is None: return ALGORITHMS["ppo"]
-        team, algo = kind == "team", algo or state["config"]["optim"]["algo"]
+        team, algo = kind == "team", algo or stored_algo(state["config"]).removeprefix("team-")
     if team and algo == "ppo": raise ConfigError("a team trains with --algo sft or --algo grpo, not ppo")
     return ALGORITHMS[f"team-{algo or 'sft'}" if team else algo or "ppo"]
 
@@ -113,14 +114,12 @@ def build_run_config(algo, args, base: Optional[dict] = None, tuned: Optional[di
     receives the tuned settings applied. A flag of another algorithm's settings is refused."""
     from workbench.train.config import tuned_settings
     kind = algo.config
-    keys = {f.name for c in kind.SECTIONS.values() for f in dataclasses.fields(c)}
+    keys = kind.keys()
     flags = {k: v for k, v in vars(args).items() if k in setting_names()}
-    if other := sorted(set(flags) - keys):
-        raise ConfigError(f"--{other[0].replace('_', '-')} is not a setting of {algo.name} runs ({algo.about})")
+    if other := sorted(set(flags) - keys): raise ConfigError(kind.unknown_key(other[0], flag=True))
     given = kind.flatten(load_config_file(args.config)) if getattr(args, "config", None) else {}
     given.update(flags)
-    if "algo" in keys: given["algo"] = algo.name.removeprefix("team-")
-    merged = dict(kind.from_dict(base).flat()) if base else {}
+    merged = dict(kind.from_stored(base).flat()) if base else {}
     if algo.tuned and base is None and getattr(args, "tuned", True):
         applied = {k: v for k, v in tuned_settings(given.get("env", kind().env.env)).items() if k not in given}
         merged.update(applied)
@@ -139,7 +138,7 @@ def load_policy(checkpoint: str, env: Optional[str] = None, device: str = "cpu",
     path = find_checkpoint(checkpoint, pick)
     state = load_checkpoint(path)
     if state.get("kind") in KINDS: raise CheckpointError(f"{path} is {KINDS[state['kind']]}, not a PPO policy's")
-    cfg = TrainConfig.from_dict(state["config"])
+    cfg = TrainConfig.from_stored(state["config"])
     spec = env or cfg.env.env
     vecenv = make_env(spec, num_envs=agents_per_env(spec))   # one env (of all its agents, for multi-agent envs)
     try:
@@ -311,7 +310,7 @@ def export_hf(checkpoint: str, out, prompts: int = 4) -> dict:
         what = ("a team's checkpoint (a model a role)" if state.get("kind") == "team" else
                 "a PPO policy's checkpoint (export it with --onnx FILE)")
         raise CheckpointError(f"{path} is {what}: --hf exports a code agent's model")
-    cfg = LMTrainConfig.from_dict(state["config"])
+    cfg = LMTrainConfig.from_stored(state["config"])
     policy = build_policy(cfg, state)
     policy.model.eval()
     lora = hasattr(policy.model, "merge_and_unload")

@@ -14,8 +14,8 @@ from ..env.make import EnvConfig
 from ..policy import PolicyConfig
 
 # %% auto #0
-__all__ = ['SECTIONS', 'LIVE_HPARAMS', 'KNOBS', 'TUNED', 'live', 'PPOConfig', 'RunConfig', 'Sections', 'add_section_flags',
-           'TrainConfig', 'tuned_settings']
+__all__ = ['SECTIONS', 'LIVE_HPARAMS', 'KNOBS', 'TUNED', 'live', 'PPOConfig', 'RunConfig', 'PPORunConfig', 'stored_algo',
+           'section', 'Sections', 'add_section_flags', 'TrainConfig', 'tuned_settings']
 
 # %% ../../nbs/05a_train.config.ipynb #73555320
 def live(default, slider: Optional[tuple] = None):
@@ -81,23 +81,13 @@ class PPOConfig:
 # %% ../../nbs/05a_train.config.ipynb #e1e2ec2b
 @dataclass(frozen=True)
 class RunConfig:
-    "Where and how a run executes and what it keeps."
+    "Where and how a run executes and what it keeps: what every algorithm's run has."
     seed: int = 1
     "seed for torch, numpy and the envs (offset by rank in distributed runs)"
     device: Literal["auto", "cpu", "cuda"] = "auto"
     "device: auto (cuda if present), cpu or cuda"
     bf16: bool = False
     "bf16 autocast for the update's forward passes"
-    compile: bool = False
-    "torch.compile the policy"
-    compile_mode: Literal["default", "reduce-overhead", "max-autotune-no-cudagraphs", "max-autotune"] = "default"
-    "torch.compile's mode with --compile (reduce-overhead: the compiled update's passes replayed as CUDA graphs)"
-    cuda_graphs: bool = True
-    "CUDA: the rollout's policy step, GAE and each update epoch as CUDA graphs (eager where capture fails; `train.graphs`)"
-    learner: Literal["auto", "c", "torch"] = "auto"
-    "the learner's backend (`train.backend`): auto (C kernels where they take the run, else torch), c (only C) or torch"
-    grad_sync: Literal["auto", "ddp"] = "auto"
-    "PPO across CPU processes: auto (on one host, gradients averaged through shared memory) or ddp (torch DDP, gloo)"
     torch_threads: Optional[int] = 1
     "torch CPU threads (None: torch's default); 1 is fastest for small networks"
     runs_dir: str = "runs"
@@ -110,10 +100,6 @@ class RunConfig:
     "step checkpoints to keep (the best one is always kept)"
     eval_every: int = 10
     "evaluate (greedy) every N updates to pick the best checkpoint (0: never)"
-    eval_episodes: int = 10
-    "episodes per periodic evaluation"
-    confirm_episodes: int = 30
-    "fresh episodes that confirm a would-be best: it is scored over these and its evaluation's (0: no confirmation)"
     stop_at: Optional[float] = None
     "end the run, `finished`, once its best (confirmed) score reaches this: the env solved (CartPole-v1's is 475)"
     wandb: bool = False
@@ -128,38 +114,87 @@ class RunConfig:
                                           and self.name.strip(".")):
             raise ConfigError(f"run name must be 1 to 100 characters without '/', got {self.name[:40]!r}"
                               + ("..." if len(self.name) > 40 else ""))
-        for k in ("checkpoint_every", "eval_every", "confirm_episodes"):
+        for k in ("checkpoint_every", "eval_every"):
             if getattr(self, k) < 0: raise ConfigError(f"{k} must be >= 0, got {getattr(self, k)}")
         if self.stop_at is not None and not self.eval_every:
             raise ConfigError(f"stop_at {self.stop_at} is read from evaluations: eval_every must be at least 1, not 0")
-        for k in ("keep_last", "eval_episodes"):
-            if getattr(self, k) < 1: raise ConfigError(f"{k} must be at least 1, got {getattr(self, k)}")
+        if self.keep_last < 1: raise ConfigError(f"keep_last must be at least 1, got {self.keep_last}")
         if self.torch_threads is not None and self.torch_threads < 1:
             raise ConfigError(f"torch_threads must be at least 1 or None, got {self.torch_threads}")
 
+@dataclass(frozen=True)
+class PPORunConfig(RunConfig):
+    "A PPO run's: what every run has, and how its learner is compiled, where it runs, and how its evaluations are played."
+    compile: bool = False
+    "torch.compile the policy"
+    compile_mode: Literal["default", "reduce-overhead", "max-autotune-no-cudagraphs", "max-autotune"] = "default"
+    "torch.compile's mode with --compile (reduce-overhead: the compiled update's passes replayed as CUDA graphs)"
+    cuda_graphs: bool = True
+    "CUDA: the rollout's policy step, GAE and each update epoch as CUDA graphs (eager where capture fails; `train.graphs`)"
+    learner: Literal["auto", "c", "torch"] = "auto"
+    "the learner's backend (`train.backend`): auto (C kernels where they take the run, else torch), c (only C) or torch"
+    grad_sync: Literal["auto", "ddp"] = "auto"
+    "PPO across CPU processes: auto (on one host, gradients averaged through shared memory) or ddp (torch DDP, gloo)"
+    eval_episodes: int = 10
+    "episodes per periodic evaluation"
+    confirm_episodes: int = 30
+    "fresh episodes that confirm a would-be best: it is scored over these and its evaluation's (0: no confirmation)"
+
+    def __post_init__(self):
+        super().__post_init__()
+        if self.confirm_episodes < 0: raise ConfigError(f"confirm_episodes must be >= 0, got {self.confirm_episodes}")
+        if self.eval_episodes < 1: raise ConfigError(f"eval_episodes must be at least 1, got {self.eval_episodes}")
+
+
 # %% ../../nbs/05a_train.config.ipynb #e9f61b70
 class _FlatKeywords(type):
-    "Lets a `Sections` config be called with flat keys, `TrainConfig(env=\"gym:CartPole-v1\", total_timesteps=50_000)`."
+    """Lets a `Sections` config be called with flat keys, `TrainConfig(env=\"gym:CartPole-v1\", total_timesteps=50_000)`;
+    a family's base (`LMTrainConfig`) builds the member its `algo` names."""
     def __call__(cls, *args, **kw):
-        if args or all(k in cls.SECTIONS and isinstance(v, cls.SECTIONS[k]) for k, v in kw.items()):
+        if cls.kind_named(None) is cls and (args or all(k in cls.SECTIONS and isinstance(v, cls.SECTIONS[k])
+                                                        for k, v in kw.items())):
             return super().__call__(*args, **kw)   # its sections (or none: the defaults)
         return cls.from_dict(kw)                   # flat keys (or a dict a section), checked as from_dict checks them
 
+def stored_algo(data: dict) -> str:
+    """The algorithm a stored config names: its `algo`; before each algorithm had a config class, a token run's
+    `optim.algo` (a team's, with its team section) and PPO's nothing."""
+    if data.get("algo"): return data["algo"]
+    algo = (data.get("optim") or {}).get("algo")
+    return "ppo" if algo is None else f"team-{algo}" if "team" in data else algo
+
+def section(kind: type, defaults: dict):
+    "A `Sections` field of section class `kind` whose default has the config's `defaults` for its keys (`DEFAULTS`)."
+    own = {f.name for f in dataclasses.fields(kind)}
+    return field(default_factory=lambda: kind(**{k: v for k, v in defaults.items() if k in own}))
+
 class Sections(metaclass=_FlatKeywords):
     """Settings in frozen sections (a dataclass field each, `SECTIONS` naming their types), keys unique across
-    sections: read flat or nested, written nested, changed by flat key; built from its sections, from flat keyword
-    arguments, or `from_dict`. `TrainConfig` (PPO) and the language-model trainers' `LMTrainConfig` are both made
-    this way."""
+    sections: read flat or nested, written nested (with the algorithm's name), changed by flat key; built from its
+    sections, from flat keyword arguments, or `from_dict`. Each algorithm has one such class, named by `ALGO`
+    (`TrainConfig`: ppo); a family's base (`LMTrainConfig`: sft and grpo) builds the one its `algo` key names, its
+    first member by default. A key of another algorithm is refused, naming the algorithms that take it."""
     SECTIONS: ClassVar[dict] = {}
     DEFAULTS: ClassVar[dict] = {}   # flat keys whose defaults here differ from their section's
+    ALGO: ClassVar[str] = ""        # the algorithm (`train.runner.ALGORITHMS`' name); "" for a family's base
+    KINDS: ClassVar[list] = []      # every config class of an algorithm, in the order they were made
+
+    def __init_subclass__(cls, **kw):
+        super().__init_subclass__(**kw)
+        if cls.__dict__.get("ALGO"): Sections.KINDS.append(cls)
 
     def to_dict(self) -> dict:
-        "Nested plain dict (JSON-able): the form saved in checkpoints and the run store."
-        return {k: asdict(getattr(self, k)) for k in self.SECTIONS}
+        "Nested plain dict (JSON-able): the form saved in checkpoints and the run store; `algo` first."
+        return {**({"algo": self.ALGO} if self.ALGO else {}), **{k: asdict(getattr(self, k)) for k in self.SECTIONS}}
 
     def flat(self) -> dict:
-        "All keys in one flat dict."
-        return {k: v for section in self.to_dict().values() for k, v in section.items()}
+        "All keys in one flat dict (the algorithm's name is not a key: it is the class)."
+        return {k: v for s in self.SECTIONS for k, v in asdict(getattr(self, s)).items()}
+
+    @classmethod
+    def keys(cls) -> set:
+        "Every flat key of this config class."
+        return {f.name for c in cls.SECTIONS.values() for f in dataclasses.fields(c)}
 
     @classmethod
     def flatten(cls, data: dict) -> dict:
@@ -171,24 +206,58 @@ class Sections(metaclass=_FlatKeywords):
         return flat
 
     @classmethod
+    def kind_named(cls, algo: Optional[str], where: str = "config") -> type:
+        """The config class of algorithm `algo` (a registry name, or a team's `sft`/`grpo`) among this class and the
+        ones made from it; None: this class, or a family base's first member."""
+        members = [k for k in Sections.KINDS if issubclass(k, cls)]
+        if algo is None: return cls if cls.ALGO or not members else members[0]
+        found = [k for k in members if algo in (k.ALGO, k.ALGO.rpartition("-")[2])]
+        if len(found) != 1:
+            raise ConfigError(f"{where} key 'algo' must be {' or '.join(repr(k.ALGO) for k in members) or repr(cls.ALGO)} "
+                              f"here, got {algo!r}")
+        return found[0]
+
+    @classmethod
     def from_dict(cls, data: dict, where: str = "config"):
-        "Build from a flat dict, or a nested one with a dict per section."
+        "Build from a flat dict, or a nested one with a dict per section (a family's base: its member `algo` names)."
         if not isinstance(data, dict): raise ConfigError(f"{where} must be a mapping of settings, got {type(data).__name__}")
-        flat = {**cls.DEFAULTS, **cls.flatten(data)}
-        owner = {f.name: s for s, c in cls.SECTIONS.items() for f in dataclasses.fields(c)}
-        unknown = sorted(k for k in flat if k not in owner)
-        if unknown:
-            import difflib
-            close = difflib.get_close_matches(unknown[0], owner, n=1)
-            raise ConfigError(f"unknown {where} key '{unknown[0]}'" + (f" (did you mean '{close[0]}'?)" if close else ""))
-        parts = {s: {} for s in cls.SECTIONS}
+        kind = cls.kind_named(data.get("algo", (data.get("optim") or {}).get("algo")), where)   # (`optim.algo`: old)
+        flat = {**kind.DEFAULTS, **{k: v for k, v in kind.flatten(data).items() if k != "algo"}}
+        owner = {f.name: s for s, c in kind.SECTIONS.items() for f in dataclasses.fields(c)}
+        if unknown := sorted(k for k in flat if k not in owner):
+            raise ConfigError(kind.unknown_key(unknown[0], where))
+        parts = {s: {} for s in kind.SECTIONS}
         for k, v in flat.items(): parts[owner[k]][k] = v
-        return cls(**{s: config_from_dict(cls.SECTIONS[s], parts[s], where) for s in cls.SECTIONS})
+        return kind(**{s: config_from_dict(kind.SECTIONS[s], parts[s], where) for s in kind.SECTIONS})
+
+    @classmethod
+    def unknown_key(cls, key: str, where: str = "config", flag: bool = False) -> str:
+        "Why `key` (given as a command-line `flag`) is refused: a setting of other algorithms (named), or unknown."
+        if others := [k.ALGO for k in Sections.KINDS if k.ALGO != cls.ALGO and key in k.keys()]:
+            name = f"--{key.replace('_', '-')}" if flag else key
+            return f"{name} is a setting of {', '.join(others)} runs, not of {cls.ALGO} runs: leave it out"
+        import difflib
+        close = difflib.get_close_matches(key, cls.keys(), n=1)
+        return f"unknown {where} key '{key}'" + (f" (did you mean '{close[0]}'?)" if close else "")
+
+    @classmethod
+    def from_stored(cls, data: dict):
+        """A config as a run stored it (its checkpoints, `config.json`, the store), by this version or an earlier one:
+        the one place old layouts are read. A key the algorithm did not read then is left out (an SFT run's GRPO
+        section and PPO's run settings, before each algorithm had a class of its own), and an unset learning rate
+        (None, then the algorithm's default) is the class's default."""
+        if not isinstance(data, dict): raise ConfigError(f"a stored config must be a mapping, got {type(data).__name__}")
+        kind = cls if cls.ALGO else cls.kind_named(stored_algo(data), "stored config")   # (SFT's, resumed as GRPO)
+        flat = {k: v for s in data.values() if isinstance(s, dict) for k, v in s.items()}
+        return kind.from_dict({k: v for k, v in flat.items() if k in kind.keys() and not (k == "learning_rate" and v is None)},
+                              "stored config")
 
     def replace(self, **changes):
         "A copy with some flat keys changed (validated)."
         return type(self).from_dict({**self.flat(), **changes})
 
+
+# %% ../../nbs/05a_train.config.ipynb #c36d4145
 def add_section_flags(parser: argparse.ArgumentParser, sections: dict, aliases: Optional[dict] = None,
                       skip: frozenset = frozenset()) -> set:
     """One flag per field of each section (`--learning-rate`), defaulting to 'not given' so precedence can be applied
@@ -210,17 +279,19 @@ def add_section_flags(parser: argparse.ArgumentParser, sections: dict, aliases: 
             added.add(f.name)
     return added
 
+
 # %% ../../nbs/05a_train.config.ipynb #2ee756c3
-SECTIONS = {"env": EnvConfig, "policy": PolicyConfig, "ppo": PPOConfig, "run": RunConfig}
+SECTIONS = {"env": EnvConfig, "policy": PolicyConfig, "ppo": PPOConfig, "run": PPORunConfig}
 
 @dataclass(frozen=True)
 class TrainConfig(Sections):
     "Everything a PPO training run needs: env, policy, PPO and run settings."
     SECTIONS: ClassVar[dict] = SECTIONS
+    ALGO: ClassVar[str] = "ppo"
     env: EnvConfig = field(default_factory=EnvConfig)
     policy: PolicyConfig = field(default_factory=PolicyConfig)
     ppo: PPOConfig = field(default_factory=PPOConfig)
-    run: RunConfig = field(default_factory=RunConfig)
+    run: PPORunConfig = field(default_factory=PPORunConfig)
 
     @property
     def batch_size(self) -> int: return self.env.num_envs * self.ppo.num_steps

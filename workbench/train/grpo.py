@@ -52,6 +52,9 @@ class Curriculum:
 class GRPOTrainer(LMTrainer):
     "GRPO of a token policy against the code env's judges, multi-turn, with a curriculum."
     KNOBS = LM_LIVE
+    @classmethod
+    def batch_words(cls, cfg) -> str: return f"{cfg.grpo.group_size} samples a task"
+
     def setup(self) -> None:
         g = self.cfg.grpo
         gen = self.cfg.task.env.source == "gen"
@@ -60,6 +63,9 @@ class GRPOTrainer(LMTrainer):
         self.flat_steps = 0   # steps in a row whose groups all lacked reward spread (`no_spread_notice`)
         self.band = PassRateBand(g.band_low, g.band_high, read_rates(g.band_rates) if g.band_rates else None) \
             if g.band else None   # (the tasks whose groups have spread: `workbench.tasks.band`)
+
+    def live_stats(self) -> dict:
+        return {**super().live_stats(), "charts/temperature": self.cfg.grpo.temperature, "charts/beta": self.cfg.grpo.beta}
 
     def set_hparams(self, **changes) -> None:
         "Live settings, as `LMTrainer`'s; `beta` turns on only in a run that keeps a reference model (started with beta > 0)."
@@ -87,7 +93,7 @@ class GRPOTrainer(LMTrainer):
                 live = [i for i, p in enumerate(prompts) if p is not None]
                 judges.turn(live)
                 t0, inline = time.perf_counter(), judges.inline_s
-                samples = self.policy.generate([prompts[i] for i in live], max_new_tokens=g.max_new_tokens,
+                samples = self.policy.generate([prompts[i] for i in live], max_new_tokens=self.cfg.decode.max_new_tokens,
                                                temperature=g.temperature, top_p=g.top_p, batch_size=g.gen_batch,
                                                on_batch=judges.submit)
                 gen_s += time.perf_counter() - t0 - (judges.inline_s - inline)   # (judged in between: not generating)
@@ -115,7 +121,7 @@ class GRPOTrainer(LMTrainer):
         for _ in range(g.epochs):
             measured = []
             norm = self._optimise(grpo_parts(self.policy, samples, adv, g, self.accelerator, self._train_model, parts, refs,
-                                             olds, measured))
+                                             olds, measured, self.cfg.decode.max_new_tokens))
             loss, stats = combined(measured)
             if self.diverged: break
         generated = sum(len(r[0].completion_ids) for r in rows)

@@ -21,8 +21,9 @@ from .loop import Trainer
 from .loss import grpo_loss
 # the settings live in `train.lm_config`; they are read from here too
 from .lm_config import (  # noqa: F401
-    ALGOS, DEFAULT_LR, LM_LIVE, LM_SECTIONS, GRPOConfig, LMTrainConfig, ModelConfig, OptimConfig, TaskConfig,
-    check_context, check_token_config, check_token_memory, task_env, token_memory)
+    LM_LIVE, CodeGRPOConfig, GRPOConfig, GRPOTrainConfig, LMTrainConfig, ModelConfig, OptimConfig, SFTTrainConfig,
+    TaskConfig, check_context, check_token_config, task_env)
+from .lm_memory import check_token_memory, token_memory  # noqa: F401
 
 # %% auto #0
 __all__ = ['NOTICE_AFTER', 'task_corpus', 'build_policy', 'model_state', 'load_weights', 'start_from', 'prepare_model',
@@ -88,7 +89,7 @@ def prepare_model(policy: TokenPolicy, cfg: LMTrainConfig) -> None:
         if on: on(activation_checkpointing_kwargs={"use_reentrant": False})
         else: policy.model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
         policy.model.config.use_cache = False   # (generation passes use_cache itself)
-    policy.generator = make_decoder(cfg.grpo.generator, policy)
+    policy.generator = make_decoder(cfg.decode.generator, policy)
 
 def token_frame(trainer, cfg, kind: str, run_dir, bus, controls, resume: Optional[dict]) -> tuple:
     """The common start of a token trainer (`kind` lm or team): events and controls, `cfg` with `init`'s model settings
@@ -151,14 +152,13 @@ def token_summary(trainer) -> dict:
 class LMTrainer(Trainer):
     "A token policy trained on code tasks (see `SFTTrainer` and `GRPOTrainer`): the model, optimiser, evaluation, checkpoints."
     SCORE = "pass_rate"
+    KNOBS = ("learning_rate", "max_grad_norm")   # GRPO's add its sampling's (`LM_LIVE`)
     @classmethod
     def describe(cls, cfg: LMTrainConfig) -> str:
         model = "tiny" if cfg.model.model == "tiny" else Path(cfg.model.model).name
-        batch = f"{cfg.grpo.group_size} samples a task" if cfg.optim.algo == "grpo" else f"batches of {cfg.optim.batch_size}"
-        return f"{cfg.task.task}, {model} model, {cfg.optim.algo.upper()}, {batch}"
+        return f"{cfg.task.task}, {model} model, {cfg.ALGO.upper()}, {cls.batch_words(cfg)}"
     @classmethod
-    def knob_values(cls, cfg: LMTrainConfig) -> dict:   # the learning rate resolved: None is the algorithm's default
-        return {**super().knob_values(cfg), "learning_rate": cfg.optim.lr}
+    def batch_words(cls, cfg: LMTrainConfig) -> str: return f"batches of {cfg.optim.batch_size}"
     def __init__(self, cfg: LMTrainConfig, run_dir: Optional[Union[str, Path]] = None, bus: Optional[EventBus] = None,
                  controls: Optional[Controls] = None, resume: Optional[dict] = None):
         start, cfg = token_frame(self, cfg, "lm", run_dir, bus, controls, resume)   # start: another run's model and weights
@@ -169,7 +169,7 @@ class LMTrainer(Trainer):
         self._train_model = self.accelerator.prepare(self.policy.model)   # DDP-wrapped across processes
         env = cfg.task.env   # each process of a data-parallel run draws its own training tasks
         self.env = CodeEnv(dataclasses.replace(env, seed=env.seed + 7919 * self.accelerator.process_index),
-                           parallel=cfg.grpo.judge_workers)
+                           parallel=cfg.decode.judge_workers)
         params = [p for p in self.policy.model.parameters() if p.requires_grad]
         self.optimizer = torch.optim.AdamW(params, lr=cfg.optim.lr, weight_decay=cfg.optim.weight_decay)
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, self._lr_factor)
@@ -192,8 +192,7 @@ class LMTrainer(Trainer):
             self.bus.emit(Kind.RESUMED, 0, checkpoint=self.init_from, init=True)
 
     def live_stats(self) -> dict:
-        return {"charts/temperature": self.cfg.grpo.temperature, "charts/beta": self.cfg.grpo.beta,
-                "perf/processes": self.accelerator.num_processes}
+        return {"perf/processes": self.accelerator.num_processes}
 
     def _optimise(self, loss: torch.Tensor) -> float:
         norm = optimise(self, loss)
@@ -203,9 +202,9 @@ class LMTrainer(Trainer):
     def _lr_factor(self, step: int) -> float: return warmup_cosine(self.cfg.optim, step)
 
     def set_hparams(self, **changes) -> None:
-        "Change live settings now (between steps): learning_rate, max_grad_norm, beta, temperature."
-        bad = sorted(set(changes) - set(LM_LIVE))
-        if bad: raise ConfigError(f"'{bad[0]}' cannot be changed during a run (live: {', '.join(LM_LIVE)})")
+        "Change live settings now (between steps): the trainer's `KNOBS` (learning_rate, max_grad_norm; GRPO's beta too)."
+        bad = sorted(set(changes) - set(self.KNOBS))
+        if bad: raise ConfigError(f"'{bad[0]}' cannot be changed during a run (live: {', '.join(self.KNOBS)})")
         self.cfg = self.cfg.replace(**changes)
         if "learning_rate" in changes: set_lr(self)
 
@@ -219,7 +218,7 @@ class LMTrainer(Trainer):
     def evaluate(self, split: str = "val", n: Optional[int] = None) -> dict:
         "Greedy pass@1 on held-out tasks of each level; `mean_return` is the overall pass rate (the run's score)."
         t0 = time.perf_counter()
-        r = pass_at_k(self.policy, self.env, self.held_out(split, n), max_new_tokens=self.cfg.grpo.max_new_tokens)
+        r = pass_at_k(self.policy, self.env, self.held_out(split, n), max_new_tokens=self.cfg.decode.max_new_tokens)
         result = {"pass_rate": r["overall"]["pass@1"], "ci95": r["overall"]["ci95"], "split": split,
                   **{f"pass_rate/{k}": v["pass@1"] for k, v in r.items() if isinstance(v, dict) and k != "overall"}}
         result.update(self.extra_eval(split), seconds=time.perf_counter() - t0)
@@ -275,17 +274,19 @@ def reference_logprobs(policy: TokenPolicy, samples: list, g: GRPOConfig, refere
                                           g.temperature, model=reference)[0]
 
 def grpo_terms(policy: TokenPolicy, samples: list, adv: torch.Tensor, g: GRPOConfig, accelerator, model=None,
-               ref_logp: Optional[torch.Tensor] = None, old_logp: Optional[torch.Tensor] = None) -> tuple:
+               ref_logp: Optional[torch.Tensor] = None, old_logp: Optional[torch.Tensor] = None,
+               max_tokens: Optional[int] = None) -> tuple:
     """GRPO's loss of `samples` (a policy's `Sample`s) with their advantages `adv`, under settings `g`: the clipped ratio
     to `old_logp` (default: these log-probabilities, detached: one epoch), truncated completions masked if asked, the
-    KL term to `ref_logp`. Returns (loss, its stats, the old log-probabilities for the next epoch)."""
+    KL term to `ref_logp`; `max_tokens` is Dr. GRPO's constant (the run's `max_new_tokens`). Returns (loss, its stats,
+    the old log-probabilities for the next epoch)."""
     with accelerator.autocast():
         logp, mask = policy.completion_logprobs([s.prompt_ids for s in samples], [s.completion_ids for s in samples],
                                                 g.temperature, model=model)
     if g.mask_truncated: mask = mask * (1 - torch.tensor([float(s.truncated) for s in samples], device=mask.device))[:, None]
     old = logp.detach() if old_logp is None else old_logp
     loss, stats = grpo_loss(logp, old, adv.to(logp.device), mask, g.loss_type, g.epsilon, g.epsilon_high, g.beta, ref_logp,
-                            g.max_new_tokens)
+                            max_tokens)
     return loss, stats, old
 
 def micro_batches(samples: list, g: GRPOConfig) -> list:
@@ -302,12 +303,13 @@ def micro_batches(samples: list, g: GRPOConfig) -> list:
     return out
 
 def grpo_parts(policy: TokenPolicy, samples: list, adv: torch.Tensor, g: GRPOConfig, accelerator, model, parts: list,
-               refs: list, olds: list, measured: list):
+               refs: list, olds: list, measured: list, max_tokens: Optional[int] = None):
     """GRPO's weighted loss of each micro-batch of `parts` (`micro_batches`) in turn, for `optimise` to backpropagate one
     at a time; `olds` (their old log-probabilities) filled at the first epoch; (weighted loss, stats, token weight) of
     each appended to `measured`."""
     for k, (idx, w, wt) in enumerate(parts):
-        loss, stats, olds[k] = grpo_terms(policy, [samples[i] for i in idx], adv[idx], g, accelerator, model, refs[k], olds[k])
+        loss, stats, olds[k] = grpo_terms(policy, [samples[i] for i in idx], adv[idx], g, accelerator, model, refs[k], olds[k],
+                                          max_tokens)
         measured.append((loss.detach() * w, stats, wt))
         yield loss * w
 

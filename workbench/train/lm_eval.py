@@ -57,7 +57,7 @@ def _lm_eval_settings(args, path) -> tuple:
         if args.model == "tiny": raise CheckpointError("the tiny model is made by training: evaluate a run of it")
         settings = {"model": args.model, "gguf_file": args.gguf_file, "prompt_format": args.prompt_format}
         state, cfg = None, LMTrainConfig.from_dict({k: v for k, v in settings.items() if v is not None})
-    else: state = load_checkpoint(path); cfg = LMTrainConfig.from_dict(state["config"])
+    else: state = load_checkpoint(path); cfg = LMTrainConfig.from_stored(state["config"])
     spec = task_spec(args.task) if args.task else cfg.task.task
     env_cfg, given = task_env(spec), dict(parse_spec(spec).options)
     fixed = env_cfg.source != "gen"
@@ -68,7 +68,7 @@ def _lm_eval_settings(args, path) -> tuple:
     split = args.split or "test"
     if fixed: n = None if args.episodes is None else _in_range("--episodes (tasks)", args.episodes, FIXED_MAX)   # all
     else: n = _in_range("--episodes (tasks of each level)", args.episodes or 50, EVAL_MAX)
-    length = args.max_new_tokens if args.max_new_tokens is not None else cfg.grpo.max_new_tokens if state else 512
+    length = args.max_new_tokens if args.max_new_tokens is not None else cfg.decode.max_new_tokens if state else 512
     length = _in_range("--max-new-tokens", length, TOKENS_MAX)
     if cfg.model.model == "tiny" and length >= cfg.model.context:
         raise CheckpointError(f"--max-new-tokens {length} leaves no room for a prompt in the model's context of "
@@ -141,7 +141,7 @@ def eval_team(args, path) -> int:
     if split == "train": raise CheckpointError("a team is evaluated on held-out tasks: --split val or test")
     n = _in_range("--episodes (held-out grids or tasks)", args.episodes or 200, EVAL_MAX)
     state = load_checkpoint(path)
-    cfg = TeamTrainConfig.from_dict(state["config"]).replace(device=args.device, init=None)
+    cfg = TeamTrainConfig.from_stored(state["config"]).replace(device=args.device, init=None)
     trainer = TeamTrainer(cfg, resume=state)
     policies, t = trainer.policies, cfg.team
     if args.swap_roles:
@@ -152,7 +152,7 @@ def eval_team(args, path) -> int:
     torch.manual_seed(args.seed)
     result = {"checkpoint": str(path), "split": split, "roles": t.roles, "policy_map": t.policy_map, "swapped": args.swap_roles}
     for mode, temp in (("greedy", 0.0), ("sampled", 0.8 if args.temperature is None else args.temperature)):
-        r = evaluate_team(policies, t.face.env(trainer.roles, 1.0, t.rounds), tasks, temp, cfg.grpo.max_new_tokens)
+        r = evaluate_team(policies, t.face.env(trainer.roles, 1.0, t.rounds), tasks, temp, cfg.decode.max_new_tokens)
         result[mode] = {k: v for k, v in r.items() if k != "solved"}
     if args.json: print(json.dumps(result)); return 0
     for mode in ("greedy", "sampled"):

@@ -13,16 +13,16 @@ from ..core import ConfigError, atomic_write_text
 from ..runs.events import Kind, install_signal_handlers
 from ..runs.store import RunStore, StoreSink, new_run_id
 from ..runs.sinks import optional_sinks
-from .config import TrainConfig
+from .config import Sections, TrainConfig, stored_algo
 from .ppo import PPOTrainer
-from .lm import LMTrainConfig
+from .lm import GRPOTrainConfig, LMTrainConfig, SFTTrainConfig
 from .sft import SFTTrainer
 from .grpo import GRPOTrainer
-from .team import TeamTrainConfig, TeamTrainer
+from .team import TeamGRPOConfig, TeamGRPOTrainer, TeamSFTConfig, TeamSFTTrainer
 
 # %% auto #0
-__all__ = ['ALGORITHMS', 'Algorithm', 'algorithm_of', 'check_config', 'default_run_name', 'run_labels', 'new_trainer', 'open_run',
-           'finish_run', 'record_run', 'fit_run', 'train_run']
+__all__ = ['ALGORITHMS', 'Algorithm', 'algorithm_of', 'family', 'check_config', 'default_run_name', 'run_labels', 'new_trainer',
+           'open_run', 'finish_run', 'record_run', 'fit_run', 'train_run']
 
 # %% ../../nbs/05i_train.runner.ipynb #5bc010fe
 @dataclass(frozen=True)
@@ -38,34 +38,33 @@ class Algorithm:
     tuned: bool = False        # new runs take the env's tuned settings (`train.config.TUNED`) for what is not given
     app: bool = True           # the app's Live page offers it (a team trains from notebooks, the shell and jobs)
 
-ALGORITHMS = {a.name: a for a in (   # adding an algorithm: its module, and one line here
+ALGORITHMS = {a.name: a for a in (   # adding an algorithm: its module (a config class naming it, a trainer), and a line here
     Algorithm("ppo", "PPO on a vectorised env", TrainConfig, PPOTrainer, tuned=True),
-    Algorithm("sft", "a code agent's next-token loss on reference solutions", LMTrainConfig, SFTTrainer, "lm",
+    Algorithm("sft", "a code agent's next-token loss on reference solutions", SFTTrainConfig, SFTTrainer, "lm",
               "pass_rate", "held-out val pass@1"),
-    Algorithm("grpo", "a code agent's GRPO against the judges", LMTrainConfig, GRPOTrainer, "lm",
+    Algorithm("grpo", "a code agent's GRPO against the judges", GRPOTrainConfig, GRPOTrainer, "lm",
               "pass_rate", "held-out val pass@1"),
-    Algorithm("team-sft", "a team of token agents on their demonstrations", TeamTrainConfig, TeamTrainer, "team",
+    Algorithm("team-sft", "a team of token agents on their demonstrations", TeamSFTConfig, TeamSFTTrainer, "team",
               "success", "val team success", app=False),
-    Algorithm("team-grpo", "a team of token agents' GRPO on their team's rewards", TeamTrainConfig, TeamTrainer, "team",
+    Algorithm("team-grpo", "a team of token agents' GRPO on their team's rewards", TeamGRPOConfig, TeamGRPOTrainer, "team",
               "success", "val team success", app=False),
 )}
 
 def algorithm_of(cfg) -> Algorithm:
-    """The algorithm a config trains (by its class, and for token agents its `optim.algo`); for a config as stored (a
-    dict, maybe from an older version), the one whose sections it matches best."""
-    if isinstance(cfg, dict):
-        optim = cfg.get("optim") if isinstance(cfg.get("optim"), dict) else {}
-        fit = lambda a: (len(cfg.keys() & a.config.SECTIONS.keys()) - len(cfg.keys() - a.config.SECTIONS.keys()),
-                         a.name.endswith(str(optim.get("algo"))))
-        return max(ALGORITHMS.values(), key=fit)
+    """The algorithm a config trains (its class's); for a config as stored (a dict, maybe from an older version), the
+    one it names (`train.config.stored_algo`)."""
+    if isinstance(cfg, dict) and (a := ALGORITHMS.get(stored_algo(cfg))): return a
     check_config(cfg)
-    algo = getattr(getattr(cfg, "optim", None), "algo", None)
-    return next(a for a in ALGORITHMS.values() if type(cfg) is a.config and (algo is None or a.name.endswith(algo)))
+    return ALGORITHMS[cfg.ALGO]
+
+def family(kind: type) -> type:
+    "The class a config class's family is built from (`LMTrainConfig` for `GRPOTrainConfig`); a family of one: itself."
+    return next((b for b in kind.__mro__[1:] if issubclass(b, Sections) and b is not Sections and not b.ALGO), kind)
 
 def check_config(cfg, what: str = "a run's config") -> None:
     "Refuse anything but a config of a registered algorithm (a dict of settings is named the way to make one)."
     if not any(type(cfg) is a.config for a in ALGORITHMS.values()):
-        kinds = list(dict.fromkeys(a.config.__name__ for a in ALGORITHMS.values()))
+        kinds = list(dict.fromkeys(family(a.config).__name__ for a in ALGORITHMS.values()))
         hint = f" (from a dict of settings: {kinds[0]}.from_dict(settings))" if isinstance(cfg, dict) else ""
         raise ConfigError(f"{what} must be a {', '.join(kinds[:-1])} or {kinds[-1]}, got {type(cfg).__name__}{hint}")
 

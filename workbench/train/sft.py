@@ -19,7 +19,6 @@ SFT_SEED = 1_000_003   # SFT's part of the generator: a GRPO run from an SFT run
 
 class SFTTrainer(LMTrainer):
     "Supervised fine-tuning of a token policy on reference solutions."
-    KNOBS = ("learning_rate", "max_grad_norm")   # (it samples nothing: no temperature)
     def setup(self) -> None:
         self.drawn = 0
         self._stream = self._tasks()

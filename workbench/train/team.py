@@ -4,137 +4,29 @@
 
 # %% ../../nbs/05h_train.team.ipynb #9982afa2
 from __future__ import annotations
-from ..core import ConfigError, check_types, seed_everything  # first: see deps
+from ..core import ConfigError, seed_everything  # first: see deps
 import dataclasses, itertools, time
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar, Literal, Optional, Sequence, Union
+from typing import Optional, Sequence, Union
 
 import numpy as np
 import torch
 from fastcore.basics import patch
-from ..env.pathtext import PathFace, PathTask
-from ..tasks.team import CodeFace
+from ..env.pathtext import PathTask
 from ..tasks.eval import wilson_interval
 from ..policy.tokens import PolicyError, TokenPolicy
 from ..policy import role_map
 from ..runs.events import Controls, EventBus, Kind
 from .checkpoint import CheckpointManager, rng_state, set_rng_state
-from .config import RunConfig, Sections
-from .lm_config import GRPOConfig, ModelConfig, OptimConfig, check_token_config, check_unused
+from .team_config import (  # noqa: F401  (the settings, read from here too)
+    GROUPINGS, ROUNDS_MAX, TeamConfig, TeamGRPOConfig, TeamSFTConfig, TeamTrainConfig, group_key)
 from .lm import (note_spread, build_policy, completion_nll, grpo_terms, load_weights, model_state, optimise,
     reference_logprobs, set_lr, token_frame, token_summary, warmup_cosine)
 from .loop import Trainer
 from .loss import group_advantages
 
 # %% auto #0
-__all__ = ['GROUPINGS', 'TEAM_SECTIONS', 'TEAM_DEFAULTS', 'ROUNDS_MAX', 'TEAM_UNUSED', 'group_key', 'TeamConfig',
-           'TeamTrainConfig', 'play_team', 'evaluate_team', 'play_tree', 'TeamTrainer', 'team_samples']
-
-# %% ../../nbs/05h_train.team.ipynb #1e786905
-GROUPINGS = ("none", "agent", "turn", "both")
-
-def group_key(task: int, role: str, round: int, grouping: str = "both") -> tuple:
-    "The GRPO group of a sample of task `task` (its index in the step) answered by `role` in `round`."
-    if grouping not in GROUPINGS: raise ConfigError(f"grouping must be one of {', '.join(GROUPINGS)}, got {grouping!r}")
-    return (task, *((role,) if grouping in ("agent", "both") else ()), *((round,) if grouping in ("turn", "both") else ()))
-
-# %% ../../nbs/05h_train.team.ipynb #d7d26b6c
-@dataclass(frozen=True)
-class TeamConfig:
-    "The task, the team and how it is rewarded and grouped."
-    task: Literal["path", "code"] = "path"
-    "path (Plan-Path grids) or code (generated programming tasks, judged in the sandbox)"
-    roles: str = ""
-    "the team: planner,executor or solo for path; tester,coder or solo for code (empty: the task's team)"
-    policy_map: str = "shared"
-    "shared (one model, the role in the prompt), per_role (a model a role), or role=id,..."
-    alpha: float = 0.5
-    "weight of the team's global reward (1 - alpha: the role's local reward)"
-    grouping: Literal["none", "agent", "turn", "both"] = "both"
-    "GRPO groups: by task only (none), task and role (agent), task and round (turn), or all three (both)"
-    sampling: Literal["independent", "tree"] = "independent"
-    "GRPO rollouts: group_size whole episodes a task, or tree (the source's): group_size answers a turn from one state"
-    rounds: int = 1
-    "rounds an episode (a planner's turn and an executor's); a failed round's moves go into the next planner prompt"
-    path_reward: Literal["success", "source"] = "success"
-    "path: the global reward, success (1 at G, 1.5 on a shortest path, else 0) or source (the env's return, step cost included)"
-    size: int = 5
-    "grid side"
-    walls: float = 0.2
-    "wall density"
-    level: str = "medium"
-    "code tasks: easy, medium or hard (easy has only 20 val and 25 test tasks; the others 400 and more)"
-    eval_grids: int = 100
-    "val grids (or code tasks) of each evaluation during training"
-
-    def __post_init__(self):
-        check_types(self)
-        if not self.roles: object.__setattr__(self, "roles", ",".join(self.face.teams[0]))
-        if self.task == "code" and self.path_reward != "success":
-            raise ConfigError("path_reward is for path tasks: a code team is paid by the tests its programs pass")
-        self.face.env(self.role_names, self.alpha, self.rounds)   # one line for a bad team
-        if self.rounds > ROUNDS_MAX: raise ConfigError(f"rounds must be 1 to {ROUNDS_MAX}, got {self.rounds:,}")
-        role_map(self.policy_map, list(self.role_names))
-        default = {f.name: f.default for f in dataclasses.fields(self)}   # a setting of the other task: refused, not ignored
-        if self.task == "code" and (k := next((k for k in ("size", "walls") if getattr(self, k) != default[k]), None)):
-            raise ConfigError(f"{k} is a setting of path tasks (Plan-Path grids), not of code tasks: leave --{k} out")
-        if self.task == "path" and self.level != default["level"]:
-            raise ConfigError("level is a setting of code tasks (the generated programs' level), not of path tasks: "
-                              "leave --level out, or give --task code")
-        if not 1 <= self.eval_grids <= 1000: raise ConfigError(f"eval_grids must be 1 to 1,000, got {self.eval_grids}")
-
-    @property
-    def role_names(self) -> tuple: return tuple(r.strip() for r in self.roles.split(","))
-    @property
-    def face(self):
-        "The task as the trainer sees it: `PathFace` or `CodeFace`."
-        return PathFace(self.size, self.walls, self.path_reward) if self.task == "path" else CodeFace(self.level)
-
-TEAM_SECTIONS = {"team": TeamConfig, "model": ModelConfig, "optim": OptimConfig, "grpo": GRPOConfig, "run": RunConfig}
-
-TEAM_DEFAULTS = {"corpus_tasks": 500, "max_new_tokens": 24, "curriculum": False}   # answers are one short line
-ROUNDS_MAX = 100   # rounds an episode at most (as `workbench eval --turns`: attempts a task)
-TEAM_UNUSED = {"grpo": ("top_p", "generator", "gen_batch", "judge_overlap", "judge_workers", "micro_batch", "curriculum",
-                        "promote_at", "demote_at", "review", "window")}   # settings a team's algorithm never reads
-TEAM_UNUSED["sft"] = TEAM_UNUSED["grpo"] + ("group_size", "beta", "epsilon", "epsilon_high", "loss_type", "scale_rewards",
-                                            "temperature", "mask_truncated", "alpha", "grouping", "sampling", "path_reward")
-
-def _section(kind):
-    "A section with `TEAM_DEFAULTS`'s values for its keys."
-    return field(default_factory=lambda: kind(**{k: v for k, v in TEAM_DEFAULTS.items()
-                                                 if k in {f.name for f in dataclasses.fields(kind)}}))
-
-@dataclass(frozen=True)
-class TeamTrainConfig(Sections):
-    "A team of token agents on Plan-Path: team, model, optimiser, GRPO and run settings."
-    SECTIONS: ClassVar[dict] = TEAM_SECTIONS
-    DEFAULTS: ClassVar[dict] = TEAM_DEFAULTS
-    team: TeamConfig = _section(TeamConfig)
-    model: ModelConfig = _section(ModelConfig)
-    optim: OptimConfig = _section(OptimConfig)
-    grpo: GRPOConfig = _section(GRPOConfig)
-    run: RunConfig = _section(RunConfig)
-
-    def __post_init__(self):
-        "Refuse what a team run does not do yet, rather than ignore it."
-        g = self.grpo
-        if g.epochs != 1 or g.filter_groups: raise ConfigError("team runs take one GRPO epoch a step, without filter_groups")
-        why = "SFT learns from demonstrations" if self.optim.algo == "sft" else "GRPO samples in its own loop, no curriculum"
-        check_unused(self, TEAM_UNUSED[self.optim.algo], f"team {self.optim.algo} runs ({why})")
-        if self.team.task == "code" and g.max_new_tokens < 48:
-            raise ConfigError(f"a code team writes programs: max_new_tokens must be at least 48, got {g.max_new_tokens}")
-        check_token_config(self)   # and the context: room for a prompt, a grid that fits
-
-    def run_name(self) -> str:
-        "team-<roles>-<algo>-s<seed>, e.g. team-planner-executor-grpo-s1."
-        return f"team-{self.team.roles.replace(',', '-')}-{self.optim.algo}-s{self.run.seed}"
-
-    def labels(self) -> dict:
-        "What the store lists a run under: its roles' game and the model with its policy map."
-        t = self.team
-        return {"env": f"planpath-text?roles={t.roles}&alpha={t.alpha}&size={t.size}",
-                "policy": f"{self.model.model} {t.policy_map}"}
+__all__ = ['play_team', 'evaluate_team', 'play_tree', 'TeamTrainer', 'team_samples', 'TeamSFTTrainer', 'TeamGRPOTrainer']
 
 # %% ../../nbs/05h_train.team.ipynb #5627be8d
 @torch.no_grad()
@@ -195,10 +87,7 @@ def play_tree(policies: dict, env, tasks: Sequence, k: int, temperature: float =
 class TeamTrainer(Trainer):
     "SFT or GRPO of a team of token agents (on Plan-Path grids or programming tasks), one model a policy id."
     SCORE = "success"
-    KNOBS = ("learning_rate", "max_grad_norm", "temperature")
-    @classmethod
-    def knob_values(cls, cfg) -> dict:   # the learning rate resolved, as a code agent's (None: its algorithm's default)
-        return {**super().knob_values(cfg), "learning_rate": cfg.optim.lr}
+    KNOBS = ("learning_rate", "max_grad_norm")   # GRPO's add its temperature
     def __init__(self, cfg: TeamTrainConfig, run_dir: Optional[Union[str, Path]] = None, bus: Optional[EventBus] = None,
                  controls: Optional[Controls] = None, resume: Optional[dict] = None):
         start, cfg = token_frame(self, cfg, "team", run_dir, bus, controls, resume)   # start: an SFT run's models
@@ -214,12 +103,11 @@ class TeamTrainer(Trainer):
                                            weight_decay=cfg.optim.weight_decay)
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, self._lr_factor)
         self.face = t.face
-        self.env = self.face.env(self.roles, t.alpha, t.rounds)
+        self.env = t.env()
         self.rng = np.random.default_rng([cfg.run.seed, 11])
         self.drawn, self._stream = 0, self.face.stream(cfg.run.seed)
-        g = cfg.grpo
-        self.references = ({pid: m.reference() for pid, m in self.models.items()}
-                           if cfg.optim.algo == "grpo" and g.beta > 0 else None)
+        g = getattr(cfg, "grpo", None)   # (GRPO's: a KL term to the starting models)
+        self.references = {pid: m.reference() for pid, m in self.models.items()} if g and g.beta > 0 else None
         self.global_step, self.best_score, self.last_eval, self.diverged, self.tokens = 0, None, None, False, 0
         self.checkpoints = CheckpointManager(self.run_dir / "checkpoints", cfg.run.keep_last) if self.run_dir else None
         if resume is not None: self.load_state(resume)
@@ -251,9 +139,7 @@ class TeamTrainer(Trainer):
     # ---- the loop
     @property
     def total(self) -> int: return self.cfg.optim.updates
-    def step(self) -> dict:
-        "One step of the team's algorithm (`Trainer.fit` runs the loop)."
-        return self.sft_step() if self.cfg.optim.algo == "sft" else self.grpo_step()
+    def step(self) -> dict: raise NotImplementedError   # `TeamSFTTrainer`'s or `TeamGRPOTrainer`'s
 
     def draw(self, n: int) -> list:
         self.drawn += n
@@ -302,14 +188,14 @@ def sft_step(self: TeamTrainer) -> dict:
 @patch
 def grpo_step(self: TeamTrainer) -> dict:
     "Play `batch_size` tasks `group_size` times (or as trees), group-normalise each answer's reward, a step of GRPO's loss."
-    g, t = self.cfg.grpo, self.cfg.team
+    g, t, n = self.cfg.grpo, self.cfg.team, self.cfg.decode.max_new_tokens
     t0, tasks = time.perf_counter(), self.draw(self.cfg.optim.batch_size)
     episodes = [task for task in tasks for _ in range(g.group_size)]
     if t.sampling == "tree":   # rows: (sample, task, role, round, reward)
-        rows, turns = play_tree(self.policies, self.env, tasks, g.group_size, g.temperature, g.max_new_tokens)
+        rows, turns = play_tree(self.policies, self.env, tasks, g.group_size, g.temperature, n)
         turn_of = [None] * len(rows)   # (a branch's answers are not one episode's turns)
     else:
-        samples, turns = play_team(self.policies, self.env, episodes, g.temperature, g.max_new_tokens)
+        samples, turns = play_team(self.policies, self.env, episodes, g.temperature, n)
         by = {(u.episode, u.role, u.round): u for u in turns}
         rows = [(s, i // g.group_size, role, rnd, by[(i, role, rnd)].reward) for s, i, role, rnd in samples]
         turn_of = [by[(i, role, rnd)] for _, i, role, rnd in samples]
@@ -325,7 +211,7 @@ def grpo_step(self: TeamTrainer) -> dict:
         if not mine: continue
         samples = [rows[j][0] for j in mine]
         ref_logp = reference_logprobs(model, samples, g, None if self.references is None else self.references[pid])
-        part, st, _ = grpo_terms(model, samples, adv[mine], g, self.accelerator, ref_logp=ref_logp)
+        part, st, _ = grpo_terms(model, samples, adv[mine], g, self.accelerator, ref_logp=ref_logp, max_tokens=n)
         loss = loss + part
         parts[f"losses/{pid}/grpo_loss"], parts[f"losses/{pid}/kl"] = part.item(), st.kl.item()
     norm = self._optimise(loss)
@@ -348,13 +234,22 @@ def _turn_stats(self: TeamTrainer, turns: list) -> dict:
         out[f"agent/{role}/local"] = sum(u.local for u in mine) / len(mine)
     return out
 
+# %% ../../nbs/05h_train.team.ipynb #9e437faf
+class TeamSFTTrainer(TeamTrainer):
+    "A team's SFT: a step of next-token loss on each role's demonstrations."
+    def step(self) -> dict: return self.sft_step()
+
+class TeamGRPOTrainer(TeamTrainer):
+    "A team's GRPO: a step of group-relative policy optimisation on the team's and each role's rewards."
+    KNOBS = TeamTrainer.KNOBS + ("temperature",)
+    def step(self) -> dict: return self.grpo_step()
+
 # %% ../../nbs/05h_train.team.ipynb #ef835327
 @patch
 def set_hparams(self: TeamTrainer, **changes) -> None:
-    "Live settings between steps: learning_rate, max_grad_norm, temperature."
-    bad = sorted(set(changes) - {"learning_rate", "max_grad_norm", "temperature"})
-    if bad: raise ConfigError(f"'{bad[0]}' cannot be changed during a team run (live: learning_rate, max_grad_norm, "
-                              "temperature)")
+    "Live settings between steps: the trainer's `KNOBS` (learning_rate, max_grad_norm; GRPO's temperature)."
+    bad = sorted(set(changes) - set(self.KNOBS))
+    if bad: raise ConfigError(f"'{bad[0]}' cannot be changed during a team run (live: {', '.join(self.KNOBS)})")
     self.cfg = self.cfg.replace(**changes)
     if "learning_rate" in changes: set_lr(self)
 
@@ -364,7 +259,7 @@ def evaluate(self: TeamTrainer, split: str = "val", n: Optional[int] = None, tem
     "Greedy team success on held-out tasks (the run's score); on Plan-Path the path ratio of successes."
     t0, t = time.perf_counter(), self.cfg.team
     r = evaluate_team(self.policies, self.face.env(self.roles, 1.0, t.rounds), self.face.held_out(split, n or t.eval_grids),
-                      temperature, self.cfg.grpo.max_new_tokens)
+                      temperature, self.cfg.decode.max_new_tokens)
     result = {k: v for k, v in r.items() if k != "solved"} | {"split": split, "seconds": time.perf_counter() - t0}
     self.last_eval = result
     self.bus.emit(Kind.EVAL, self.global_step, mean_return=result["success"], **result)
