@@ -374,7 +374,51 @@ def test_sweeps_page_api_and_report(resumed_sweep):
         server.stop()
 
 
-@pytest.mark.parametrize("name", ["cartpole", "pendulum_pbt"])
+def test_a_grpo_code_agents_sweep_on_the_sweeps_page(tmp_path):
+    """Issue 57: a sweep of a GRPO code agent's learning rate and group size (the example config: 4 short trials, 2 at a
+    time), scored by its held-out val pass@1; its trials are GRPO runs with the values they drew, and the Sweeps page
+    shows them (in Chromium, offline)."""
+    import urllib.request
+
+    from playwright.sync_api import sync_playwright
+
+    from conftest import CHROMIUM, CHROMIUM_ARGS, NOT_LOOPBACK
+    from test_app import Server
+
+    config = ROOT / "nbs" / "experiments" / "sweeps" / "code_agent_grpo.toml"
+    r = workbench("sweep", "--config", config, "--runs-dir", tmp_path / "runs", "--json", cwd=tmp_path, timeout=600)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    row = json.loads(r.stdout.strip().splitlines()[-1])
+    assert (row["metric"], row["status"]) == ("eval/pass_rate", "finished")
+    store = RunStore(tmp_path / "runs")
+    trials = store.trials(row["id"])
+    assert [t["status"] for t in trials] == ["finished"] * 4
+    for t in trials:  # each a GRPO run of the values it drew, scored by its evaluations' pass rate
+        run = store.get_run(t["run_id"])
+        assert run["config"]["algo"] == "grpo" and run["config"]["grpo"]["group_size"] == t["parameters"]["group_size"]
+        assert run["config"]["optim"]["learning_rate"] == t["parameters"]["learning_rate"]
+        assert t["score"] == max(m["value"] for m in store.metrics(t["run_id"], "eval/pass_rate"))
+    store.close()
+    server = Server(tmp_path / "runs")
+    try:
+        with urllib.request.urlopen(f"{server.base}/api/sweeps/{row['id']}", timeout=60) as resp:
+            assert len(json.loads(resp.read())["trials"]) == 4
+        with sync_playwright() as p:
+            b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            page = b.new_page(viewport={"width": 1024, "height": 900})
+            requested = []
+            page.on("request", lambda req: requested.append(req.url))
+            page.goto(f"{server.base}/sweeps?id={row['id']}")
+            page.locator(".wb-trials .tabulator-row").nth(3).wait_for(timeout=60_000)
+            assert page.locator(".wb-trials .tabulator-row").count() == 4
+            page.get_by_text("eval/pass_rate (maximize)").first.wait_for(timeout=30_000)  # the sweep's metric
+            b.close()
+        assert [u for u in requested if NOT_LOOPBACK.match(u)] == []
+    finally:
+        server.stop()
+
+
+@pytest.mark.parametrize("name", ["cartpole", "pendulum_pbt", "code_agent_grpo"])
 def test_example_sweep_configs_plan(tmp_path, name):
     "The example sweeps in nbs/experiments/sweeps/ pass every check a sweep makes before it starts."
     from workbench.jobs.sweep import plan_sweep

@@ -16,9 +16,10 @@ from .space import (METHODS, Param, SearchSpace, Strategy, curve_points, best_so
                                   read_sweep_file)
 
 # %% auto #0
-__all__ = ['TRAIN_METRICS', 'RUN_METRIC_PREFIXES', 'DEFAULTS', 'ALL_METHODS', 'PBT_FIXED', 'BUDGET', 'ENDED', 'result_keys',
-           'check_options', 'plan_sweep', 'trial_outcome', 'observe_trial', 'read_plan', 'plan_params', 'trial_command',
-           'read_curve', 'training_seconds', 'trial_checkpoint', 'run_sweep', 'trial_main']
+__all__ = ['TRAIN_METRICS', 'RUN_METRIC_PREFIXES', 'TOKEN_METRICS', 'TOKEN_PREFIXES', 'DEFAULTS', 'ALL_METHODS', 'PBT_FIXED',
+           'BUDGET', 'ENDED', 'result_keys', 'check_options', 'plan_sweep', 'trial_outcome', 'observe_trial',
+           'read_plan', 'plan_params', 'trial_command', 'read_curve', 'training_seconds', 'trial_checkpoint',
+           'run_sweep', 'trial_main']
 
 # %% ../../nbs/06g_jobs.sweep.ipynb #7a1f0c02
 TRAIN_METRICS = ("eval/mean_return", "eval/std_return", "charts/episodic_return", "charts/episodic_return_min",
@@ -29,6 +30,8 @@ TRAIN_METRICS = ("eval/mean_return", "eval/std_return", "charts/episodic_return"
                  "perf/update_time", "perf/rollout_time", "perf/step_time", "perf/processes",
                  "perf/kernels")   # what every PPO run records
 RUN_METRIC_PREFIXES = ("env/", "agent/")   # an env's own statistics (its infos) and each agent's: known once it runs
+TOKEN_METRICS = {"lm": ("eval/mean_return", "eval/pass_rate"), "team": ("eval/mean_return", "eval/success")}   # their scores,
+TOKEN_PREFIXES = ("charts/", "losses/", "perf/", "judges/", "agent/")   # by family (`Algorithm.kind`); and their updates'
 
 def result_keys(notebook: Union[str, Path]) -> Optional[list]:
     "The keys a notebook hands its job, `record_result(key=...)` in its code; None where its code does not name them all."
@@ -45,8 +48,9 @@ def result_keys(notebook: Union[str, Path]) -> Optional[list]:
                 calls += 1; keys += [k.arg for k in n.keywords if k.arg not in keys]
     return keys if calls else None
 
-def _check_metric(o: dict, kind: str, notebook, defaults: dict, params: list[Param]):
-    "The sweep's metric must be one its trials record: a training run's (`eval/` ones need evaluations) or the notebook's."
+def _check_metric(o: dict, kind: str, notebook, defaults: dict, params: list[Param], family: Optional[str] = None):
+    """The sweep's metric must be one its trials record: a training run's of its algorithm's `family` (`eval/` ones need
+    evaluations) or the notebook's."""
     m = o["metric"]
     if kind == "notebook":
         known = result_keys(notebook)
@@ -54,7 +58,11 @@ def _check_metric(o: dict, kind: str, notebook, defaults: dict, params: list[Par
             raise ConfigError(f"unknown metric {m!r}: the notebook {notebook} records {', '.join(known)} "
                               "(its record_result)")
         return
-    if m not in TRAIN_METRICS and not m.startswith(RUN_METRIC_PREFIXES):
+    if family in TOKEN_METRICS:
+        if m not in TOKEN_METRICS[family] and not m.startswith(TOKEN_PREFIXES):
+            raise ConfigError(f"unknown metric {m!r}: its runs' evaluations record {', '.join(TOKEN_METRICS[family])}, and "
+                              f"their steps {', '.join(p + '...' for p in TOKEN_PREFIXES)}")
+    elif m not in TRAIN_METRICS and not m.startswith(RUN_METRIC_PREFIXES):
         raise ConfigError(f"unknown metric {m!r}: a training run records {', '.join(TRAIN_METRICS)}, and env/<statistic> "
                           "(its env's infos) and agent/<name>/... (a multi-agent env's)")
     if (m.startswith("eval/") and not defaults.get("eval_every") and o["method"] != "pbt"
@@ -68,7 +76,8 @@ DEFAULTS = {"method": "protein", "metric": "eval/mean_return", "goal": "maximize
             "population": 4, "rounds": 8, "quantile": 0.25, "resample": 0.25}
 ALL_METHODS = METHODS + ("pbt",)    # pbt: `workbench.jobs.pbt`
 PBT_FIXED = ("total_timesteps", "anneal_lr")   # a PBT member's budget is split into rounds; PBT is its schedule
-BUDGET = "total_timesteps"          # a training sweep's budget: curve points are observed with the steps they had
+BUDGET = "total_timesteps"          # PPO's budget (a plan's `budget_key`: its algorithm's): curve points are observed with
+                                    # the steps they had
 ENDED = ("finished", "failed", "stopped", "timeout")
 
 def check_options(o: dict) -> dict:
@@ -94,11 +103,13 @@ def check_options(o: dict) -> dict:
         raise ConfigError(f"resample must be in [0, 1], got {o['resample']!r}")
     return o
 
-def _check_pbt(params: list[Param], kind: str):
+def _check_pbt(params: list[Param], kind: str, algo=None):
     "PBT continues PPO runs round after round: only PPO settings that may change between rounds can be searched."
     import dataclasses
-    from workbench.train.config import PPOConfig
+    from workbench.train.config import PPOConfig, TrainConfig
     if kind != "train": raise ConfigError("pbt trains PPO runs: give a training config, not a notebook")
+    if algo.config is not TrainConfig:
+        raise ConfigError(f"pbt trains PPO runs: a {algo.name} run is swept with protein, carbs or random")
     changeable = {f.name for f in dataclasses.fields(PPOConfig)} - set(PBT_FIXED)
     for p in params:
         if p.name not in changeable:
@@ -113,6 +124,28 @@ def _try_bounds(params: list[Param], build: Callable[[dict], object]):
             try: build({p.name: v})
             except WorkbenchError as e:
                 raise ConfigError(f"sweep parameter {p.name!r}: {v!r} is not a valid value: {e}") from None
+
+def _plan_training(values: dict, params: list[Param]) -> tuple:
+    """(values, with the env's tuned settings filled in where its algorithm takes them; the algorithm) of a training sweep:
+    the algorithm its `algo` names (`train.runner.ALGORITHMS`, default the first, PPO), each searched parameter a setting
+    of it and each bound a value it takes."""
+    from workbench.train.config import tuned_settings
+    from workbench.train.runner import ALGORITHMS
+    name = values.get("algo", next(iter(ALGORITHMS)))
+    if name not in ALGORITHMS: raise ConfigError(f"algo must be one of {', '.join(ALGORITHMS)}, got {name!r}")
+    algo = ALGORITHMS[name]
+    base = algo.config.from_dict(values, where="the sweep's training config")   # checks names and values
+    if algo.tuned:
+        from workbench.env.make import resolve_env
+        values = {**{k: v for k, v in tuned_settings(base.env.env).items() if k not in values}, **values}
+        resolve_env(base.env.env)
+    for p in params:
+        if p.name not in base.flat():
+            other = algo.config.unknown_key(p.name)
+            raise ConfigError(f"sweep parameter {p.name!r}: " + (other if " is a setting of " in other else
+                              "a training run has no such setting (see `workbench train --help`)"))
+    _try_bounds(params, lambda v: algo.config.from_dict({**values, **v}))
+    return values, algo
 
 def plan_sweep(config: Union[str, Path], notebook: Optional[Union[str, Path]] = None, fixed: Optional[dict] = None,
                options: Optional[dict] = None, runs_dir: Union[str, Path] = "runs", name: Optional[str] = None) -> dict:
@@ -131,25 +164,17 @@ def plan_sweep(config: Union[str, Path], notebook: Optional[Union[str, Path]] = 
                                   f"(it has: {', '.join(declared)})")
         check_parameters(declared, values, where=f"the notebook {notebook}")
         _try_bounds(params, lambda v: check_parameters(declared, {**values, **v}, where=f"the notebook {notebook}"))
-        defaults, kind, target = {k: p.default for k, p in declared.items()}, "notebook", str(notebook)
+        defaults, kind, target, algo = {k: p.default for k, p in declared.items()}, "notebook", str(notebook), None
     else:
-        from workbench.train.config import TrainConfig, tuned_settings
-        from workbench.env.make import resolve_env
-        base = TrainConfig.from_dict(values, where="the sweep's training config")   # checks names and values
-        values = {**{k: v for k, v in tuned_settings(base.env.env).items() if k not in values}, **values}
-        cfg = TrainConfig.from_dict(values)
-        for p in params:
-            if p.name not in cfg.flat():
-                raise ConfigError(f"sweep parameter {p.name!r}: a training run has no such setting "
-                                  "(see `workbench train --help`)")
-        _try_bounds(params, lambda v: TrainConfig.from_dict({**values, **v}))
-        resolve_env(cfg.env.env)
-        defaults, kind, target = cfg.flat(), "train", cfg.env.env
-    if opts["method"] == "pbt": _check_pbt(params, kind)
-    _check_metric(opts, kind, notebook, defaults, params)
-    label = name or f"sweep-{Path(target).stem if kind == 'notebook' else target}"
+        values, algo = _plan_training(values, params)
+        cfg = algo.config.from_dict(values)
+        defaults, kind, target = cfg.flat(), "train", cfg.labels()["env"]
+    if opts["method"] == "pbt": _check_pbt(params, kind, algo)
+    _check_metric(opts, kind, notebook, defaults, params, algo.kind if kind == "train" else None)
+    label = name or f"sweep-{Path(target).stem if kind == 'notebook' else target.split('?')[0]}"
     return {"id": new_run_id(label), "name": label, "kind": kind, "target": target,
-            "budget": defaults.get(BUDGET) if kind == "train" else None,
+            "algo": algo.name if kind == "train" else None, "budget_key": algo.budget if kind == "train" else None,
+            "budget": defaults.get(algo.budget) if kind == "train" else None,
             "fixed": values, "options": opts, "params": [vars(p) | {"values": list(p.values) if p.values else None}
                                                           for p in params],
             "defaults": {p.name: defaults.get(p.name) for p in params}, "runs_dir": str(runs_dir)}
@@ -166,17 +191,17 @@ def trial_outcome(curve: list, opts: dict) -> tuple[Optional[float], Optional[fl
         if hit is not None: return float(t), max(float(curve[hit][col]), 1e-6), curve[:hit + 1]
     return best_so_far([c[2] for c in curve], sign)[-1], max(float(curve[-1][col]), 1e-6), curve
 
-def observe_trial(strategy: Strategy, trial: dict, opts: dict) -> None:
-    "Feed an ended trial to the strategy: its curve's points, or a failure."
+def observe_trial(strategy: Strategy, trial: dict, opts: dict, budget: str = BUDGET) -> None:
+    "Feed an ended trial to the strategy: its curve's points (each with the `budget` it had, where it is searched), or a failure."
     values = trial["parameters"]
     score, cost, curve = trial_outcome(trial.get("curve") or [], opts)
     if score is None:
         strategy.observe(values, None, (trial.get("ended_at") or 1) - (trial.get("started_at") or 0), failure=True)
         return
     sign, col = (1.0 if opts["goal"] == "maximize" else -1.0), (1 if opts["cost"] == "seconds" else 0)
-    points = curve_points(curve, opts["downsample"], sign) if BUDGET in values else curve_points(curve, 1, sign)
+    points = curve_points(curve, opts["downsample"], sign) if budget in values else curve_points(curve, 1, sign)
     for step, seconds, value in points:
-        v = {**values, BUDGET: max(int(step), 1)} if BUDGET in values else values
+        v = {**values, budget: max(int(step), 1)} if budget in values else values
         is_last = (step, seconds) == tuple(curve[-1][:2])
         strategy.observe(v, score if is_last else value, max(float((step, seconds)[col]), 1e-6))
 
@@ -249,12 +274,12 @@ class _Trials:
     def __init__(self, sweep_dir: Path, announce: Callable[[str], None]):
         self.dir, self.plan, self.announce = sweep_dir, read_plan(sweep_dir), announce
         self.o, self.sid, self.store = self.plan["options"], self.plan["id"], RunStore(self.plan["runs_dir"])
-        self.sign = 1.0 if self.o["goal"] == "maximize" else -1.0
+        self.sign, self.budget = 1.0 if self.o["goal"] == "maximize" else -1.0, self.plan.get("budget_key") or BUDGET
         self.strategy = Strategy(SearchSpace(plan_params(self.plan), self.plan["defaults"]), self.o["method"],
                                  self.o["goal"], self.o["seed"])
         self.trials = self.store.trials(self.sid)
         for t in self.trials:
-            if t["status"] in ENDED: observe_trial(self.strategy, t, self.o)
+            if t["status"] in ENDED: observe_trial(self.strategy, t, self.o, self.budget)
         self.redo = [t for t in self.trials if t["status"] not in ENDED]
         # The strategy thinks on a thread of its own (Protein fits two Gaussian processes for every suggestion: seconds of
         # CPU), so trials keep being watched and started meanwhile; its observations queue on the same thread.
@@ -292,7 +317,7 @@ class _Trials:
         if score is None and status == "finished": status = "failed"
         self.store.update_trial(tid, status=status, curve=curve, score=score, cost=cost, error=error, ended_at=time.time())
         self.thinker.submit(observe_trial, self.strategy, {**t, "curve": curve, "started_at": task.t0,
-                                                           "ended_at": time.time()}, o)
+                                                           "ended_at": time.time()}, o, self.budget)
         best = _best(self.store.trials(self.sid), o)
         self.store.update_sweep(self.sid, best=best)
         what = f"{o['metric']} {score:.4g} {_cost_text(cost, o)}" if score is not None else error
@@ -308,7 +333,7 @@ class _Trials:
             if task.why: continue
             if o["timeout"] and time.time() - task.t0 > o["timeout"]: task.why = "timeout"
             elif early and hopeless(read_curve(self.store, task.item, o["metric"], "train"), finished,
-                                    task.item["parameters"].get(BUDGET, self.plan["budget"]), self.sign):
+                                    task.item["parameters"].get(self.budget, self.plan["budget"]), self.sign):
                 task.why = "stopped"
             if task.why:
                 self.announce(f"{_short(task.key)}: {'past the timeout' if task.why == 'timeout' else 'below the median'}"
@@ -366,9 +391,8 @@ def trial_main(argv: Optional[list] = None) -> int:
                          batch_id=plan["id"], stream=True, index=False)
         return 0 if record["status"] == "finished" else 1
     from workbench.train.checkpoint import load_checkpoint
-    from workbench.train.config import TrainConfig
-    from workbench.train.runner import new_trainer, train_run
-    cfg = TrainConfig.from_dict({**values, "runs_dir": plan["runs_dir"], "name": trial_id})
+    from workbench.train.runner import ALGORITHMS, new_trainer, train_run
+    cfg = ALGORITHMS[plan.get("algo") or "ppo"].config.from_dict({**values, "runs_dir": plan["runs_dir"], "name": trial_id})
     ckpt, run_dir = trial_checkpoint(plan, trial), Path(plan["runs_dir"]) / trial["run_id"]
     trainer = new_trainer(cfg, resume=load_checkpoint(ckpt) if ckpt else None, run_dir=run_dir)
     sign = 1.0 if o["goal"] == "maximize" else -1.0

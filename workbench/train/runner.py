@@ -37,9 +37,10 @@ class Algorithm:
     score_name: str = "mean return"
     tuned: bool = False        # new runs take the env's tuned settings (`train.config.TUNED`) for what is not given
     app: bool = True           # the app's Live page offers it (a team trains from notebooks, the shell and jobs)
+    budget: str = "updates"    # the setting that sizes a run (a sweep's budget): optimiser steps, or PPO's env steps
 
 ALGORITHMS = {a.name: a for a in (   # adding an algorithm: its module (a config class naming it, a trainer), and a line here
-    Algorithm("ppo", "PPO on a vectorised env", TrainConfig, PPOTrainer, tuned=True),
+    Algorithm("ppo", "PPO on a vectorised env", TrainConfig, PPOTrainer, tuned=True, budget="total_timesteps"),
     Algorithm("sft", "a code agent's next-token loss on reference solutions", SFTTrainConfig, SFTTrainer, "lm",
               "pass_rate", "held-out val pass@1"),
     Algorithm("grpo", "a code agent's GRPO against the judges", GRPOTrainConfig, GRPOTrainer, "lm",
