@@ -216,6 +216,55 @@ def test_only_the_kernels_room_and_the_backend_name_the_c_path():
     assert not loads, f"ctypes beyond libc's calls outside the kernels room and the backend: {loads}"
 
 
+# The registry (`train.runner.ALGORITHMS`) is the one place that knows every algorithm; an algorithm's own modules (its
+# config class, its trainer) know it. Anywhere else a run's algorithm is asked of the registry or of its config class.
+ALGORITHM_MODULES = {
+    "workbench.train.runner",
+    "workbench.train.config",
+    "workbench.train.ppo",
+    "workbench.train.lm_config",
+    "workbench.train.sft",
+    "workbench.train.grpo",
+    "workbench.train.team_config",
+    "workbench.train.team",
+}
+
+
+def algorithm_branches(tree: ast.AST, source: str, names: set) -> list:
+    "Lines that compare something naming an algorithm (`algo`, `ALGO`, an `Algorithm`'s `.name`) with an algorithm's name."
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Compare):
+            continue
+        operands = [node.left, *node.comparators]
+        consts = {
+            c.value for o in operands for c in ast.walk(o) if isinstance(c, ast.Constant) and isinstance(c.value, str)
+        }
+        others = " ".join(ast.get_source_segment(source, o) or "" for o in operands)
+        if consts & names and re.search(r"algo|ALGO|\.name\b|kind\b", others):
+            found.append(node.lineno)
+    return found
+
+
+def test_no_branch_on_an_algorithm_name_outside_the_registry():
+    "Issue 57: no `if algo == ...` outside the registry and the algorithms' own modules."
+    from workbench.train.runner import ALGORITHMS
+
+    names = set(ALGORITHMS) | {n.rpartition("-")[2] for n in ALGORITHMS}
+    branches = [
+        f"{name}:{line}"
+        for name, path in MODULES.items()
+        if name not in ALGORITHM_MODULES
+        for line in algorithm_branches(ast.parse(path.read_text()), path.read_text(), names)
+    ]
+    assert not branches, f"branches on an algorithm's name outside the registry and the algorithms' modules: {branches}"
+
+
+def test_the_branch_check_sees_one(tmp_path):
+    source = 'def f(cfg, algo):\n    if algo == "grpo": return 1\n    return cfg.loss_type == "grpo"\n'
+    assert algorithm_branches(ast.parse(source), source, {"grpo"}) == [2]  # the loss type's "grpo" is not an algorithm
+
+
 MAX_FUNCTION_LINES = 60
 LONG_FUNCTIONS: set = set()  # over the limit today, each to split, then drop here (none now)
 

@@ -20,8 +20,8 @@ from .charts import LiveView, chart_figure, chart_tail, setup_notebook, notebook
 from ..runs.sinks import fmt_duration, fmt_time
 
 # %% auto #0
-__all__ = ['KNOB_LABELS', 'ENDED', 'IDLE_POLL_S', 'field_widget', 'ConfigForm', 'knob_widget', 'TrainingDashboard', 'older_note',
-           'status_line']
+__all__ = ['SECTION_TITLES', 'KNOB_LABELS', 'ENDED', 'IDLE_POLL_S', 'field_widget', 'ConfigForm', 'knob_widget',
+           'TrainingDashboard', 'older_note', 'status_line']
 
 # %% ../../nbs/07c_app.dashboard.ipynb #4d1bba2b
 def field_widget(name: str, tp, value, doc: str = ""):
@@ -37,6 +37,8 @@ def field_widget(name: str, tp, value, doc: str = ""):
     if base is int: return pn.widgets.IntInput(value=value, description=doc or None, **kw)
     if base is float: return pn.widgets.FloatInput(value=value, description=doc or None, **kw)
     return pn.widgets.TextInput(value="" if value is None else str(value), description=doc or None, **kw)
+
+SECTION_TITLES = {"ppo": "PPO", "grpo": "GRPO"}   # a settings tab's title: the section's name, capitalised
 
 class ConfigForm(pn.viewable.Viewer):
     "Widgets for every setting of a `TrainConfig` (or an `LMTrainConfig`), by section, with the validation message of the values."
@@ -54,7 +56,7 @@ class ConfigForm(pn.viewable.Viewer):
                 w = self.widgets[name] = field_widget(name, tp, flat[name], doc)
                 w.param.watch(self._validate, "value")
                 row.append(w)
-            tabs.append((section.upper() if section in ("ppo", "grpo") else section.title(), pn.FlexBox(*row)))
+            tabs.append((SECTION_TITLES.get(section, section.title()), pn.FlexBox(*row)))
         self.message = pn.widgets.StaticText(value="", visible=False, css_classes=["wb-config-error"],
                                              sizing_mode="stretch_width",
                                              styles={"color": "#842029", "background": "#f8d7da", "padding": "4px 8px"})

@@ -118,8 +118,8 @@ def team_charts(roles: Sequence[str] = ("planner", "executor")) -> dict:
 def fmt_rate(x) -> str: return "-" if x is None else f"{x:.2f}"
 
 def sampled(config) -> bool:
-    "Whether runs of `config` (a config or its dict as stored) sample groups and are rewarded: their config has GRPO's section."
-    return "grpo" in algorithm_of(config).config.SECTIONS
+    "Whether runs of `config` (a config or its dict as stored) are paid by rewards (GRPO's), not demonstrations (SFT's)."
+    return algorithm_of(config).rewarded
 
 class RunView:
     """How the app shows the runs of one family of algorithms: its charts, the measures of its status line, the name of

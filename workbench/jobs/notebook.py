@@ -18,7 +18,8 @@ from ..runs.store import RunStore, new_run_id
 # %% auto #0
 __all__ = ['KERNEL_STARTS', 'JobError', 'NotebookParameter', 'notebook_path', 'read_notebook', 'notebook_parameters',
            'parse_value', 'check_parameters', 'load_parameters_file', 'job_info', 'record_result', 'train_run',
-           'execute_notebook', 'accelerate_command', 'environment_info', 'prepare_job', 'run_job', 'rank_main']
+           'result_keys', 'execute_notebook', 'accelerate_command', 'environment_info', 'prepare_job', 'run_job',
+           'rank_main']
 
 # %% ../../nbs/06b_jobs.notebook.ipynb #9b9d6075
 class JobError(WorkbenchError):
@@ -152,6 +153,23 @@ def train_run(cfg, every_s: float = 10.0, quiet: bool = False):
     total = cfg.optim.updates if hasattr(cfg, "optim") else cfg.ppo.total_timesteps
     sinks = None if quiet else lambda t: [LineSink(total, every_s=every_s)]
     return train_and_record(cfg, sinks=sinks)
+
+# %% ../../nbs/06b_jobs.notebook.ipynb #38e7b07a
+def result_keys(notebook: Union[str, Path]) -> Optional[list]:
+    "The keys a notebook hands its job, `record_result(key=...)` in its code; None where its code does not name them all."
+    import ast
+    keys, calls = [], 0
+    for cell in json.loads(Path(notebook).read_text()).get("cells", []):
+        code = "".join(cell.get("source", ""))
+        if cell.get("cell_type") != "code" or "record_result" not in code: continue
+        try: tree = ast.parse("\n".join(l for l in code.splitlines() if not l.lstrip().startswith(("%", "!"))))
+        except SyntaxError: return None
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Call) and getattr(n.func, "id", getattr(n.func, "attr", None)) == "record_result":
+                if n.args or any(k.arg is None for k in n.keywords): return None   # **values: named elsewhere
+                calls += 1; keys += [k.arg for k in n.keywords if k.arg not in keys]
+    return keys if calls else None
+
 
 # %% ../../nbs/06b_jobs.notebook.ipynb #f2526a96
 def _kernel_env(job_id: str, job_dir: Path) -> dict:

@@ -11,15 +11,16 @@ from pathlib import Path
 from typing import Callable, Optional, Union
 
 from ..runs.store import RunStore, new_run_id
+from .notebook import result_keys
 from .schedule import Scheduler, Task
 from .space import (METHODS, Param, SearchSpace, Strategy, curve_points, best_so_far, hopeless,
                                   read_sweep_file)
 
 # %% auto #0
 __all__ = ['TRAIN_METRICS', 'RUN_METRIC_PREFIXES', 'TOKEN_METRICS', 'TOKEN_PREFIXES', 'DEFAULTS', 'ALL_METHODS', 'PBT_FIXED',
-           'BUDGET', 'ENDED', 'result_keys', 'check_options', 'plan_sweep', 'trial_outcome', 'observe_trial',
-           'read_plan', 'plan_params', 'trial_command', 'read_curve', 'training_seconds', 'trial_checkpoint',
-           'run_sweep', 'trial_main']
+           'BUDGET', 'ENDED', 'check_options', 'plan_sweep', 'trial_outcome', 'observe_trial', 'read_plan',
+           'plan_params', 'trial_command', 'read_curve', 'training_seconds', 'trial_checkpoint', 'run_sweep',
+           'trial_main']
 
 # %% ../../nbs/06g_jobs.sweep.ipynb #7a1f0c02
 TRAIN_METRICS = ("eval/mean_return", "eval/std_return", "charts/episodic_return", "charts/episodic_return_min",
@@ -32,21 +33,6 @@ TRAIN_METRICS = ("eval/mean_return", "eval/std_return", "charts/episodic_return"
 RUN_METRIC_PREFIXES = ("env/", "agent/")   # an env's own statistics (its infos) and each agent's: known once it runs
 TOKEN_METRICS = {"lm": ("eval/mean_return", "eval/pass_rate"), "team": ("eval/mean_return", "eval/success")}   # their scores,
 TOKEN_PREFIXES = ("charts/", "losses/", "perf/", "judges/", "agent/")   # by family (`Algorithm.kind`); and their updates'
-
-def result_keys(notebook: Union[str, Path]) -> Optional[list]:
-    "The keys a notebook hands its job, `record_result(key=...)` in its code; None where its code does not name them all."
-    import ast
-    keys, calls = [], 0
-    for cell in json.loads(Path(notebook).read_text()).get("cells", []):
-        code = "".join(cell.get("source", ""))
-        if cell.get("cell_type") != "code" or "record_result" not in code: continue
-        try: tree = ast.parse("\n".join(l for l in code.splitlines() if not l.lstrip().startswith(("%", "!"))))
-        except SyntaxError: return None
-        for n in ast.walk(tree):
-            if isinstance(n, ast.Call) and getattr(n.func, "id", getattr(n.func, "attr", None)) == "record_result":
-                if n.args or any(k.arg is None for k in n.keywords): return None   # **values: named elsewhere
-                calls += 1; keys += [k.arg for k in n.keywords if k.arg not in keys]
-    return keys if calls else None
 
 def _check_metric(o: dict, kind: str, notebook, defaults: dict, params: list[Param], family: Optional[str] = None):
     """The sweep's metric must be one its trials record: a training run's of its algorithm's `family` (`eval/` ones need

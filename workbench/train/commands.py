@@ -92,21 +92,23 @@ def summary_lines(algo, run_id: str, summary: dict, run_dir) -> list:
 
 # %% ../../nbs/05j_train.commands.ipynb #5e9a2f17
 def pick_algorithm(args, state: Optional[dict] = None, path=None):
-    """The run's algorithm (a `train.runner.Algorithm`): a resumed run's own (its checkpoint's `kind`; `--algo` may
-    change SFT to GRPO, nothing else), else `--algo` (default ppo) and `--team` (default sft)."""
+    """The run's algorithm (a `train.runner.Algorithm`): `--algo NAME` (default: the registry's first, PPO), or with
+    `--team` the team's `team-NAME` (default sft); a resumed run's own, or another of its family (`Algorithm.kind`: an
+    SFT run continued as GRPO)."""
     from workbench.train.config import stored_algo
     from workbench.train.runner import ALGORITHMS
-    algo, team = args.algo, args.team
-    if state is not None:
-        kind = state.get("kind")   # None: PPO's
-        if kind is None and (team or algo not in (None, "ppo")):
-            raise CheckpointError(f"{path} is a PPO checkpoint: resume it without --{'team' if team else 'algo'}")
-        if kind == "lm" and team: raise CheckpointError(f"{path} is a code agent's checkpoint, not a team's")
-        if kind is not None and algo == "ppo": raise CheckpointError(f"{path} is not a PPO checkpoint: resume it without --algo")
-        if kind is None: return ALGORITHMS["ppo"]
-        team, algo = kind == "team", algo or stored_algo(state["config"]).removeprefix("team-")
-    if team and algo == "ppo": raise ConfigError("a team trains with --algo sft or --algo grpo, not ppo")
-    return ALGORITHMS[f"team-{algo or 'sft'}" if team else algo or "ppo"]
+    name = f"team-{args.algo or 'sft'}" if args.team else args.algo
+    if name is not None and name not in ALGORITHMS:   # (`--algo` has choices: only a team's can be unknown)
+        teams = [a.name.removeprefix("team-") for a in ALGORITHMS.values() if a.name.startswith("team-")]
+        raise ConfigError(f"a team trains with --algo {' or --algo '.join(teams)}, not {args.algo}")
+    if state is None: return ALGORITHMS[name] if name else next(iter(ALGORITHMS.values()))
+    ran = ALGORITHMS[stored_algo(state["config"])]
+    if name is None or name == ran.name: return ran
+    if ALGORITHMS[name].kind != ran.kind:
+        kin = [a.name for a in ALGORITHMS.values() if a.kind == ran.kind and a is not ran]
+        raise CheckpointError(f"{path} is a {ran.name} run's checkpoint ({ran.about}): resume it without --algo and "
+                              f"--team" + (f", or as {' or '.join(kin)}" if kin else ""))
+    return ALGORITHMS[name]
 
 def build_run_config(algo, args, base: Optional[dict] = None, tuned: Optional[dict] = None):
     """Defaults < the env's tuned settings (a new run of an algorithm that takes them, unless `--no-tuned`) < `base`

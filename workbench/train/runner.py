@@ -38,15 +38,16 @@ class Algorithm:
     tuned: bool = False        # new runs take the env's tuned settings (`train.config.TUNED`) for what is not given
     app: bool = True           # the app's Live page offers it (a team trains from notebooks, the shell and jobs)
     budget: str = "updates"    # the setting that sizes a run (a sweep's budget): optimiser steps, or PPO's env steps
+    rewarded: bool = True      # its runs are paid by rewards (PPO's, GRPO's); False: they learn demonstrations (SFT's)
 
 ALGORITHMS = {a.name: a for a in (   # adding an algorithm: its module (a config class naming it, a trainer), and a line here
     Algorithm("ppo", "PPO on a vectorised env", TrainConfig, PPOTrainer, tuned=True, budget="total_timesteps"),
     Algorithm("sft", "a code agent's next-token loss on reference solutions", SFTTrainConfig, SFTTrainer, "lm",
-              "pass_rate", "held-out val pass@1"),
+              "pass_rate", "held-out val pass@1", rewarded=False),
     Algorithm("grpo", "a code agent's GRPO against the judges", GRPOTrainConfig, GRPOTrainer, "lm",
               "pass_rate", "held-out val pass@1"),
     Algorithm("team-sft", "a team of token agents on their demonstrations", TeamSFTConfig, TeamSFTTrainer, "team",
-              "success", "val team success", app=False),
+              "success", "val team success", app=False, rewarded=False),
     Algorithm("team-grpo", "a team of token agents' GRPO on their team's rewards", TeamGRPOConfig, TeamGRPOTrainer, "team",
               "success", "val team success", app=False),
 )}
