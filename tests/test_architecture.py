@@ -265,6 +265,23 @@ def test_the_branch_check_sees_one(tmp_path):
     assert algorithm_branches(ast.parse(source), source, {"grpo"}) == [2]  # the loss type's "grpo" is not an algorithm
 
 
+def test_the_grpo_reading_order_points_at_its_code():
+    "The reading order at the top of the GRPO notebook names each definition's file and line: they must still be there."
+    cells = json.loads((PKG.parent / "nbs" / "05h_train.grpo.ipynb").read_text())["cells"]
+    header = next("".join(c["source"]) for c in cells if "".join(c["source"]).startswith("## Reading one GRPO step"))
+    cited = re.findall(r"`(workbench/[\w/]+\.py):(\d+)` `([\w.]+)`", header)
+    assert len(cited) >= 12, cited
+    wrong = []
+    for path, line, name in cited:
+        text = (PKG.parent / path).read_text().splitlines()[int(line) - 1]
+        defined = rf"^\s*(def|class) {re.escape(name.rpartition('.')[2])}\b"
+        if not re.match(defined, text):
+            lines = (PKG.parent / path).read_text().splitlines()
+            now = [i + 1 for i, t in enumerate(lines) if re.match(defined, t)]
+            wrong.append(f"{path}:{line} {name} (now at {now})")
+    assert not wrong, f"update the reading order in nbs/05h_train.grpo.ipynb: {wrong}"
+
+
 MAX_FUNCTION_LINES = 60
 LONG_FUNCTIONS: set = set()  # over the limit today, each to split, then drop here (none now)
 
