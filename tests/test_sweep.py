@@ -397,7 +397,7 @@ def test_a_grpo_code_agents_sweep_on_the_sweeps_page(tmp_path):
         run = store.get_run(t["run_id"])
         assert run["config"]["algo"] == "grpo" and run["config"]["grpo"]["group_size"] == t["parameters"]["group_size"]
         assert run["config"]["optim"]["learning_rate"] == t["parameters"]["learning_rate"]
-        assert t["score"] == max(m["value"] for m in store.metrics(t["run_id"], "eval/pass_rate"))
+        assert t["score"] == max(e["data"]["pass_rate"] for e in store.events(t["run_id"], "eval"))
     store.close()
     server = Server(tmp_path / "runs")
     try:

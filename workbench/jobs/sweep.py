@@ -213,6 +213,9 @@ def read_curve(store: RunStore, trial: dict, metric: str, kind: str) -> list:
     run = store.get_run(trial["run_id"]) if trial.get("run_id") else None
     if run is None: return []
     rows = [r for r in store.metrics(trial["run_id"], metric) if r["value"] is not None]
+    if not rows and metric.startswith("eval/"):   # a field of its evaluations the store keeps in their events (pass_rate)
+        rows = [{"step": e["step"], "time": e["time"], "value": v} for e in store.events(trial["run_id"], "eval")
+                if isinstance(v := (e["data"] or {}).get(metric[5:]), (int, float)) and not isinstance(v, bool)]
     return [[r["step"], s, r["value"]] for r, s in zip(rows, training_seconds(store, run, rows))]
 
 def training_seconds(store: RunStore, run: dict, rows: list) -> list[float]:
@@ -358,7 +361,7 @@ def _threshold_stop(trainer, metric: str, threshold: float, sign: float):
     "A sink that stops the trainer once `metric` (an update's or an evaluation's) reaches `threshold`."
     from workbench.runs.events import GOAL_MET, Kind
     from workbench.runs.store import EVAL_KEYS
-    eval_key = {v: k for k, v in EVAL_KEYS.items()}.get(metric)
+    eval_key = {v: k for k, v in EVAL_KEYS.items()}.get(metric) or (metric[5:] if metric.startswith("eval/") else None)
     def sink(e):
         v = e.data.get(eval_key) if e.kind == Kind.EVAL and eval_key else e.data.get(metric) if e.kind == Kind.UPDATE else None
         if isinstance(v, (int, float)) and sign * v >= sign * threshold: trainer.controls.stop(GOAL_MET)   # ends `finished`

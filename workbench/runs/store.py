@@ -361,8 +361,7 @@ def lineage(self: RunStore, sweep_id: str) -> list[dict]:
     return [_row(r) for r in self.db.execute("SELECT * FROM lineage WHERE sweep_id = ? ORDER BY round, member", (sweep_id,))]
 
 # %% ../../nbs/03b_runs.store.ipynb #7600fc68
-EVAL_KEYS = {"mean_return": Metric.EVAL_RETURN, "std_return": Metric.EVAL_STD,   # an `eval` event's data -> metric keys:
-             "pass_rate": "eval/pass_rate", "success": "eval/success"}           # (a code agent's score, a team's)
+EVAL_KEYS = {"mean_return": Metric.EVAL_RETURN, "std_return": Metric.EVAL_STD}   # an `eval` event's data -> metric keys
 
 class StoreSink:
     "Writes a run's events to a `RunStore` (call it with each `Event`)."

@@ -5,18 +5,16 @@
 # %% ../../nbs/05h_train.grpo.ipynb #59c68626
 from __future__ import annotations
 from .lm import LM_LIVE, LMTrainer, model_state  # first: it imports core, which quiets dependency notices
-from .lm import combined, grpo_parts, micro_batches, note_spread, reference_logprobs
+from .lm import GroupRow, grpo_update, note_spread
 import collections, time
 from typing import Optional, Sequence
 
-import torch
 from fastcore.basics import patch
 from ..core import ConfigError
 from ..tasks.band import PassRateBand, read_rates
 from ..tasks.code import LEVELS
 from ..tasks.env import JudgePool
 from ..runs.events import Kind
-from .loss import group_advantages
 
 # %% auto #0
 __all__ = ['Curriculum', 'GRPOTrainer']
@@ -83,7 +81,7 @@ class GRPOTrainer(LMTrainer):
 
     def play(self, tasks: Sequence) -> list:
         """Play every task `group_size` times, the judges at work on each batch of completions as it is generated
-        (`JudgePool`); (sample, attempt, group key, episode index) of every attempt, and the judges' timings."""
+        (`JudgePool`); a `GroupRow` of every attempt (grouped by task and turn), and the judges' timings."""
         g, G = self.cfg.grpo, self.cfg.grpo.group_size
         episodes = [t for t in tasks for _ in range(G)]
         prompts, rows, gen_s = self.env.reset(episodes), [], 0.0
@@ -100,60 +98,40 @@ class GRPOTrainer(LMTrainer):
                 completions = [None] * len(episodes)
                 for i, s in zip(live, samples): completions[i] = s.text
                 prompts, attempts = self.env.step(completions, scored=judges.attempts(samples))
-                rows += [(s, attempts[i], (i // G, attempts[i].turn), i) for i, s in zip(live, samples)]
+                rows += [GroupRow(s, (i // G, a.turn), a.reward, i // G, i, a, round=a.turn)
+                         for i, s in zip(live, samples) for a in [attempts[i]]]
         finally: judges.close()
         return rows, gen_s, judges.stats()
 
     def step(self) -> dict:
         "Sample, judge, and one optimiser step per epoch on the group-relative advantages."
-        g, t0 = self.cfg.grpo, time.perf_counter()
-        tasks = self.draw(self.cfg.optim.batch_size)
+        t0, tasks = time.perf_counter(), self.draw(self.cfg.optim.batch_size)
         rows, gen_s, judging = self.play(tasks)
-        samples, attempts = [r[0] for r in rows], [r[1] for r in rows]
-        rewards = torch.tensor([a.reward for a in attempts], dtype=torch.float32)
-        every, no_spread = group_advantages(rewards, [r[2] for r in rows], g.scale_rewards)
-        keep = self._informative(rows, rewards) if g.filter_groups else list(range(len(rows)))
-        samples, adv = [samples[i] for i in keep], every[keep]
-        parts = micro_batches(samples, g)
-        refs = [reference_logprobs(self.policy, [samples[i] for i in idx], g, self.reference) for idx, *_ in parts]
-        self._train_model.train()
-        olds = [None] * len(parts)   # the first epoch's, for every epoch's ratio
-        for _ in range(g.epochs):
-            measured = []
-            norm = self._optimise(grpo_parts(self.policy, samples, adv, g, self.accelerator, self._train_model, parts, refs,
-                                             olds, measured, self.cfg.decode.max_new_tokens))
-            loss, stats = combined(measured)
-            if self.diverged: break
-        generated = sum(len(r[0].completion_ids) for r in rows)
+        u = grpo_update(self, rows, {"agent": (self.policy, self._train_model, self.reference, ("agent",))})
+        generated = sum(len(r.sample.completion_ids) for r in rows)
         self.tokens += generated
-        out = self._stats(tasks, rows, rewards, every, no_spread, loss, stats, norm, generated, gen_s, judging, t0)
-        return {**out, **judging, **self._banded(tasks, rows), "charts/trained_share": len(keep) / len(rows),
-                "charts/spread_groups": 1.0 - no_spread}
+        out = self._stats(tasks, rows, u, generated, gen_s, judging, t0)
+        return {**out, **judging, **self._banded(tasks, rows), "charts/trained_share": len(u["keep"]) / len(rows),
+                "charts/spread_groups": 1.0 - u["no_spread"]}
 
     def _banded(self, tasks, rows) -> dict:
         "The band's share of this step's tasks, before each task's first-turn group refreshes its estimate."
         if self.band is None: return {}
         share = sum(self.band.inside(t.id) for t in tasks) / len(tasks)
         for i, t in enumerate(tasks):
-            first = [r[1].passed for r in rows if r[2] == (i, 1)]
+            first = [r.attempt.passed for r in rows if r.group == (i, 1)]
             self.band.observe(t.id, sum(first), len(first))
         return {"band/inside": share, "band/estimated": len(self.band.rates)}
 
-    @staticmethod
-    def _informative(rows, rewards) -> list:
-        "Indices of the attempts whose group's rewards differ (all of them when no group's do: the KL term still pulls)."
-        groups = collections.defaultdict(list)
-        for i, r in enumerate(rows): groups[r[2]].append(i)
-        keep = sorted(i for ix in groups.values() if rewards[ix].max() - rewards[ix].min() > 1e-6 for i in ix)
-        return keep or list(range(len(rows)))
 
 # %% ../../nbs/05h_train.grpo.ipynb #f55f95b5
 @patch
-def _stats(self: GRPOTrainer, tasks, rows, rewards, adv, no_spread, loss, stats, norm, generated, gen_s, judging, t0) -> dict:
-    "The step's metrics; the curriculum sees the episodes' outcomes; a few samples go out as an event."
-    attempts, samples = [r[1] for r in rows], [r[0] for r in rows]
+def _stats(self: GRPOTrainer, tasks, rows, u: dict, generated, gen_s, judging, t0) -> dict:
+    "The step's metrics (`u`: its `grpo_update`); the curriculum sees the episodes' outcomes; a few samples go out as an event."
+    attempts, samples, rewards, adv = [r.attempt for r in rows], [r.sample for r in rows], u["rewards"], u["advantages"]
+    loss, stats, no_spread = u["loss"], u["stats"], u["no_spread"]
     episodes = collections.defaultdict(list)
-    for _, a, _, i in rows: episodes[i].append(a.passed)
+    for r in rows: episodes[r.episode].append(r.attempt.passed)
     first = [a for a in attempts if a.turn == 1]
     out = {"charts/episodic_return": rewards.mean().item(), "charts/reward": rewards.mean().item(),
            "charts/objective": sum(a.objective for a in attempts) / len(attempts),
@@ -163,12 +141,12 @@ def _stats(self: GRPOTrainer, tasks, rows, rewards, adv, no_spread, loss, stats,
            "charts/completion_length": sum(len(s.completion_ids) for s in samples) / len(samples),
            "charts/truncated": sum(s.truncated for s in samples) / len(samples), "charts/zero_std_groups": no_spread,
            "losses/grpo_loss": loss.item(), "losses/kl": stats.kl.item(), "losses/clip_low": stats.clip_low.item(),
-           "losses/clip_high": stats.clip_high.item(), "losses/grad_norm": norm, "charts/tokens": self.tokens,
+           "losses/clip_high": stats.clip_high.item(), "losses/grad_norm": u["norm"], "charts/tokens": self.tokens,
            "perf/tokens_per_s": generated / max(gen_s, 1e-9), "perf/generate_time": gen_s,
            "perf/judge_time": judging["perf/judge_busy_s"],
            "perf/steps_per_min": 60.0 / (time.perf_counter() - t0)}
     for name in attempts[0].judges: out[f"judges/{name}"] = sum(a.judges[name] for a in attempts) / len(attempts)
-    note_spread(self, no_spread, rewards, len({r[2] for r in rows}),
+    note_spread(self, no_spread, rewards, len({r.group for r in rows}),
                 self.env.level if self.env.config.source == "gen" else None)   # (a fixed source has no levels)
     G, level = self.cfg.grpo.group_size, self.env.level   # review episodes (of the levels below) do not count
     mine = [any(p) for i, p in episodes.items() if tasks[i // G].level == level]
@@ -179,7 +157,7 @@ def _stats(self: GRPOTrainer, tasks, rows, rewards, adv, no_spread, loss, stats,
         shown = [{"task": a.task_id, "prompt": s.prompt[-1200:], "turn": a.turn, "completion": s.text[:400], "reward": a.reward,
                   "advantage": round(float(adv[j]), 3), "judges": {k: round(v, 3) for k, v in a.judges.items()},
                   "passed": a.passed, "feedback": a.feedback}
-                 for j in list(range(0, len(rows), max(1, len(rows) // 4)))[:4] for s, a, *_ in [rows[j]]]
+                 for j in list(range(0, len(rows), max(1, len(rows) // 4)))[:4] for s, a in [(rows[j].sample, rows[j].attempt)]]
         self.bus.emit(Kind.SAMPLES, self.global_step + 1, samples=shown)
     return out
 

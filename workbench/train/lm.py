@@ -5,9 +5,9 @@
 # %% ../../nbs/05f_train.lm.ipynb #8d794b7b
 from __future__ import annotations
 from ..core import ConfigError, resolve_device, reuse_freed_memory, seed_everything  # first: see deps
-import dataclasses, itertools, math, time
+import collections, dataclasses, itertools, math, time
 from pathlib import Path
-from typing import Optional, Union
+from typing import Any, Optional, Union
 
 import torch
 from ..tasks.env import CodeEnv
@@ -18,7 +18,7 @@ from ..policy.decode import make_decoder
 from ..runs.events import Controls, EventBus, Kind
 from .checkpoint import CheckpointManager, find_checkpoint, load_checkpoint, rng_state, set_rng_state
 from .loop import Trainer
-from .loss import grpo_loss
+from .loss import group_advantages, grpo_loss
 # the settings live in `train.lm_config`; they are read from here too
 from .lm_config import (  # noqa: F401
     LM_LIVE, CodeGRPOConfig, GRPOConfig, GRPOTrainConfig, LMTrainConfig, ModelConfig, OptimConfig, SFTTrainConfig,
@@ -28,8 +28,8 @@ from .lm_memory import check_token_memory, token_memory  # noqa: F401
 # %% auto #0
 __all__ = ['NOTICE_AFTER', 'task_corpus', 'build_policy', 'model_state', 'load_weights', 'start_from', 'prepare_model',
            'token_frame', 'warmup_cosine', 'optimise', 'set_lr', 'token_summary', 'LMTrainer', 'completion_nll',
-           'reference_logprobs', 'grpo_terms', 'micro_batches', 'grpo_parts', 'combined', 'no_spread_notice',
-           'note_spread']
+           'reference_logprobs', 'grpo_terms', 'micro_batches', 'grpo_parts', 'combined', 'GroupRow', 'informative',
+           'grpo_update', 'no_spread_notice', 'note_spread']
 
 # %% ../../nbs/05f_train.lm.ipynb #238950b6
 def task_corpus(cfg: LMTrainConfig) -> list:
@@ -293,7 +293,7 @@ def micro_batches(samples: list, g: GRPOConfig) -> list:
     """(indices, loss weight, token weight) of each micro-batch of `g.micro_batch` samples (one part when 0): the parts'
     losses times their weights sum to the whole batch's loss (a mean over completions for loss types grpo and dr_grpo,
     over tokens for bnpo and dapo); their statistics, token means, combine by the token weights."""
-    n, size = len(samples), g.micro_batch or len(samples)
+    n, size = len(samples), getattr(g, "micro_batch", 0) or len(samples)   # (a team's GRPO: one part)
     counted = [0 if g.mask_truncated and s.truncated else len(s.completion_ids) for s in samples]
     total, out = sum(counted), []
     for i in range(0, n, size):
@@ -317,6 +317,54 @@ def combined(measured: list) -> tuple:
     "The whole batch's loss and statistics from its micro-batches' (`grpo_parts`)."
     loss = sum(m[0] for m in measured)
     return loss, type(measured[0][1])(*(sum(m[2] * getattr(m[1], f) for m in measured) for f in measured[0][1]._fields))
+
+# %% ../../nbs/05f_train.lm.ipynb #8d0f8e2a
+@dataclasses.dataclass
+class GroupRow:
+    "One answer of a GRPO step, a code agent's or a team's: the sample, its group, its reward, and whose answer it is."
+    sample: Any                    # the policy's `Sample`: prompt and completion token ids, text, truncated
+    group: tuple                   # advantages are normalised among the rows of one group
+    reward: float
+    task: int = 0                  # its task's index in the step
+    episode: Optional[int] = None  # its episode's index (a tree's branch: None)
+    attempt: Any = None            # a code agent's `Attempt`, a team's `TeamTurn` (None: a tree's branch)
+    role: str = "agent"            # whose answer: a team's role (its policy learns from it)
+    round: int = 1                 # its turn: a code agent's attempt, a team's round
+
+def informative(rows: list, rewards: torch.Tensor) -> list:
+    "Indices of the rows whose group's rewards differ (all of them when no group's do: the KL term still pulls)."
+    groups = collections.defaultdict(list)
+    for i, r in enumerate(rows): groups[r.group].append(i)
+    keep = sorted(i for ix in groups.values() if rewards[ix].max() - rewards[ix].min() > 1e-6 for i in ix)
+    return keep or list(range(len(rows)))
+
+def grpo_update(trainer, rows: list, policies: dict) -> dict:
+    """One GRPO update of `trainer` on `rows` (`GroupRow`s): advantages within groups (only the informative groups with
+    `filter_groups`); each policy, `policies[pid]` = (`TokenPolicy`, the model that trains, its reference or None, the
+    roles it answers for), on its own rows in micro-batches; `epochs` optimiser steps. Returns the advantages, the
+    kept rows, the loss, its stats, the gradient norm and each policy's (loss, stats)."""
+    g, n = trainer.cfg.grpo, trainer.cfg.decode.max_new_tokens
+    rewards = torch.tensor([r.reward for r in rows], dtype=torch.float32)
+    adv, no_spread = group_advantages(rewards, [r.group for r in rows], g.scale_rewards)
+    keep = informative(rows, rewards) if getattr(g, "filter_groups", False) else list(range(len(rows)))
+    plan = []   # (pid, its samples, their advantages, micro-batches, references)
+    for pid, (policy, model, reference, roles) in policies.items():
+        mine = [i for i in keep if rows[i].role in roles]
+        if not mine: continue
+        samples = [rows[i].sample for i in mine]
+        parts = micro_batches(samples, g)
+        refs = [reference_logprobs(policy, [samples[i] for i in idx], g, reference) for idx, *_ in parts]
+        plan.append((pid, samples, adv[mine], parts, refs, [None] * len(parts)))   # olds: the first epoch's
+    for m in {id(model): model for _, (_, model, _, _) in policies.items()}.values(): m.train()
+    for _ in range(getattr(g, "epochs", 1)):
+        measured = {pid: [] for pid, *_ in plan}
+        norm = trainer._optimise(part for pid, samples, a, parts, refs, olds in plan
+                                 for part in grpo_parts(policies[pid][0], samples, a, g, trainer.accelerator,
+                                                        policies[pid][1], parts, refs, olds, measured[pid], n))
+        if trainer.diverged: break
+    loss, stats = combined([m for ms in measured.values() for m in ms])
+    return {"advantages": adv, "no_spread": no_spread, "keep": keep, "rewards": rewards, "loss": loss, "stats": stats,
+            "norm": norm, "policies": {pid: combined(ms) for pid, ms in measured.items()}}
 
 # %% ../../nbs/05f_train.lm.ipynb #7bfa24be
 NOTICE_AFTER = 3   # steps in a row with no reward spread in any group before the run says so

@@ -20,10 +20,9 @@ from ..runs.events import Controls, EventBus, Kind
 from .checkpoint import CheckpointManager, rng_state, set_rng_state
 from .team_config import (  # noqa: F401  (the settings, read from here too)
     GROUPINGS, ROUNDS_MAX, TeamConfig, TeamGRPOConfig, TeamSFTConfig, TeamTrainConfig, group_key)
-from .lm import (note_spread, build_policy, completion_nll, grpo_terms, load_weights, model_state, optimise,
-    reference_logprobs, set_lr, token_frame, token_summary, warmup_cosine)
+from .lm import (GroupRow, build_policy, completion_nll, grpo_update, load_weights, model_state, note_spread,
+    optimise, set_lr, token_frame, token_summary, warmup_cosine)
 from .loop import Trainer
-from .loss import group_advantages
 
 # %% auto #0
 __all__ = ['play_team', 'evaluate_team', 'play_tree', 'TeamTrainer', 'team_samples', 'TeamSFTTrainer', 'TeamGRPOTrainer']
@@ -64,8 +63,8 @@ def _answer(policies: dict, env, idx: list, prompts: list, k: int, temperature: 
 
 @torch.no_grad()
 def play_tree(policies: dict, env, tasks: Sequence, k: int, temperature: float = 1.0, max_new_tokens: int = 24) -> tuple:
-    """Tree-structured sampling: `k` answers a turn from one state, the episode going on from the best. Returns ((sample,
-    task, role, round, reward) of every answer, the `TeamTurn`s of the branches the round's last role played)."""
+    """Tree-structured sampling: `k` answers a turn from one state, the episode going on from the best. Returns (a
+    `GroupRow` of every answer, not yet grouped; the `TeamTurn`s of the branches the round's last role played)."""
     prompts, rows, turns, n, base = env.reset(tasks), [], [], len(tasks), 0
     while not env.done:
         live = [i for i in range(n) if prompts[i] is not None]
@@ -78,7 +77,7 @@ def play_tree(policies: dict, env, tasks: Sequence, k: int, temperature: float =
             ahead, nxt = tree.select(range(n * k)), [j for j in idx if after[j] is not None]
             _, _, scored = _answer(policies, ahead, nxt, [after[j] for j in nxt], 1, 0.0, max_new_tokens)
         worth = {u.episode: u.reward for u in scored if u.role == role}
-        rows += [(s, j // k, role, rnd, worth[j]) for j, s in zip(idx, out)]
+        rows += [GroupRow(s, (), worth[j], j // k, role=role, round=rnd) for j, s in zip(idx, out)]
         best = [max(range(i * k, i * k + k), key=lambda j: worth.get(j, float("-inf"))) for i in range(n)]
         env, prompts = tree.select(best), [after[j] for j in best]
     return rows, turns
@@ -150,16 +149,16 @@ class TeamTrainer(Trainer):
     def _lr_factor(self, step: int) -> float: return warmup_cosine(self.cfg.optim, step)
 
 # %% ../../nbs/05h_train.team.ipynb #cc4905b6
-def team_samples(rows: list, adv: torch.Tensor, tasks: list, turn_of: list, n: int = 4) -> list:
-    """`n` of a team step's answers, spread over its rows (sample, task index, role, round, reward), for the samples
-    table: the task, the role and round, the prompt's end, the answer, its reward and advantage, and (where the answer
-    was one episode's turn) whether the team solved it and the team's and the role's own rewards."""
+def team_samples(rows: list, adv: torch.Tensor, tasks: list, n: int = 4) -> list:
+    """`n` of a team step's answers, spread over its `GroupRow`s, for the samples table: the task, the role and round, the
+    prompt's end, the answer, its reward and advantage, and (where the answer was one episode's turn, its `attempt`)
+    whether the team solved it and the team's and the role's own rewards."""
     out = []
     for j in list(range(0, len(rows), max(1, len(rows) // n)))[:n]:
-        s, ti, role, rnd, reward = rows[j]
-        u = turn_of[j]
-        out.append({"task": tasks[ti].id, "turn": f"{role} {rnd}", "prompt": s.prompt[-1200:], "completion": s.text[:400],
-                    "reward": reward, "advantage": round(float(adv[j]), 3), "passed": bool(u.success) if u else None,
+        r = rows[j]
+        s, role, u = r.sample, r.role, r.attempt
+        out.append({"task": tasks[r.task].id, "turn": f"{role} {r.round}", "prompt": s.prompt[-1200:], "completion": s.text[:400],
+                    "reward": r.reward, "advantage": round(float(adv[j]), 3), "passed": bool(u.success) if u else None,
                     "outcome": ("team solved" if u.success else "team failed") if u else "-",
                     "feedback": f"team {u.team:.2f}, {role} {u.local:.2f}" if u else ""})
     return out
@@ -190,35 +189,26 @@ def grpo_step(self: TeamTrainer) -> dict:
     "Play `batch_size` tasks `group_size` times (or as trees), group-normalise each answer's reward, a step of GRPO's loss."
     g, t, n = self.cfg.grpo, self.cfg.team, self.cfg.decode.max_new_tokens
     t0, tasks = time.perf_counter(), self.draw(self.cfg.optim.batch_size)
-    episodes = [task for task in tasks for _ in range(g.group_size)]
-    if t.sampling == "tree":   # rows: (sample, task, role, round, reward)
+    if t.sampling == "tree":   # (a branch's answers are not one episode's turns: no attempt)
         rows, turns = play_tree(self.policies, self.env, tasks, g.group_size, g.temperature, n)
-        turn_of = [None] * len(rows)   # (a branch's answers are not one episode's turns)
     else:
-        samples, turns = play_team(self.policies, self.env, episodes, g.temperature, n)
+        samples, turns = play_team(self.policies, self.env, [task for task in tasks for _ in range(g.group_size)],
+                                   g.temperature, n)
         by = {(u.episode, u.role, u.round): u for u in turns}
-        rows = [(s, i // g.group_size, role, rnd, by[(i, role, rnd)].reward) for s, i, role, rnd in samples]
-        turn_of = [by[(i, role, rnd)] for _, i, role, rnd in samples]
-    gen_s = time.perf_counter() - t0
-    rewards = torch.tensor([r[4] for r in rows], dtype=torch.float32)
-    keys = [group_key(task, role, rnd, t.grouping) for _, task, role, rnd, _ in rows]
-    adv, no_spread = group_advantages(rewards, keys, g.scale_rewards)
-    note_spread(self, no_spread, rewards, len(set(keys)), t.level if t.task == "code" else None)
-    if self.main: self.bus.emit(Kind.SAMPLES, self.global_step + 1, samples=team_samples(rows, adv, tasks, turn_of))
-    loss, parts = 0.0, {}
-    for pid, model in self.models.items():
-        mine = [j for j, r in enumerate(rows) if self.mapping[r[2]] == pid]
-        if not mine: continue
-        samples = [rows[j][0] for j in mine]
-        ref_logp = reference_logprobs(model, samples, g, None if self.references is None else self.references[pid])
-        part, st, _ = grpo_terms(model, samples, adv[mine], g, self.accelerator, ref_logp=ref_logp, max_tokens=n)
-        loss = loss + part
-        parts[f"losses/{pid}/grpo_loss"], parts[f"losses/{pid}/kl"] = part.item(), st.kl.item()
-    norm = self._optimise(loss)
-    generated = sum(len(r[0].completion_ids) for r in rows)
+        rows = [GroupRow(s, (), u.reward, i // g.group_size, i, u, role, rnd)
+                for s, i, role, rnd in samples for u in [by[(i, role, rnd)]]]
+    rows = [dataclasses.replace(r, group=group_key(r.task, r.role, r.round, t.grouping)) for r in rows]
+    gen_s, refs = time.perf_counter() - t0, self.references or {}
+    u = grpo_update(self, rows, {pid: (m, m.model, refs.get(pid), [r for r in self.roles if self.mapping[r] == pid])
+                                 for pid, m in self.models.items()})
+    note_spread(self, u["no_spread"], u["rewards"], len({r.group for r in rows}), t.level if t.task == "code" else None)
+    if self.main: self.bus.emit(Kind.SAMPLES, self.global_step + 1, samples=team_samples(rows, u["advantages"], tasks))
+    parts = {k: v for pid, (loss, st) in u["policies"].items()
+             for k, v in ((f"losses/{pid}/grpo_loss", loss.item()), (f"losses/{pid}/kl", st.kl.item()))}
+    generated = sum(len(r.sample.completion_ids) for r in rows)
     self.tokens += generated
-    return {**self._turn_stats(turns), **parts, "losses/grpo_loss": loss.item(), "losses/grad_norm": norm,
-            "charts/zero_std_groups": no_spread, "charts/tokens": self.tokens,
+    return {**self._turn_stats(turns), **parts, "losses/grpo_loss": u["loss"].item(), "losses/grad_norm": u["norm"],
+            "charts/zero_std_groups": u["no_spread"], "charts/tokens": self.tokens,
             "perf/tokens_per_s": generated / max(gen_s, 1e-9), "perf/generate_time": gen_s}
 
 @patch
