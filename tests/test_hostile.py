@@ -393,7 +393,7 @@ def test_shadowing_a_builtin_earns_no_grpo_reward(tmp_path):
     tasks = [shadow_task(n) for n in names]
     trainer = _grpo_trainer(tmp_path, completion, tasks=tasks, batch_size=len(tasks), group_size=2)
     rows, _, _ = trainer.play(trainer.draw(len(tasks)))
-    got = sorted((r[1].task_id, r[0].text == RIGHT, r[1].reward) for r in rows)
+    got = sorted((r.attempt.task_id, r.sample.text == RIGHT, r.reward) for r in rows)
     assert got == sorted((t["id"], right, float(right)) for t in tasks for right in (False, True)), got
 
 
