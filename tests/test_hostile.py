@@ -351,7 +351,7 @@ def test_hostile_responses_earn_no_grpo_reward(tmp_path):
     trainer.play = lambda tasks: played.append(play(tasks)) or played[-1]
     stats = trainer.step()  # it trains on those rewards
     ((rows, _, _),) = played
-    got = [(r[0].text, r[1]) for r in rows]
+    got = [(r.sample.text, r.attempt) for r in rows]
     assert len(got) == 24
     for text, attempt in got:
         name = next((n for n, c in cases.items() if c == text), "right")
