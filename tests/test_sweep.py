@@ -380,9 +380,7 @@ def test_a_grpo_code_agents_sweep_on_the_sweeps_page(tmp_path):
     shows them (in Chromium, offline)."""
     import urllib.request
 
-    from playwright.sync_api import sync_playwright
-
-    from conftest import CHROMIUM, CHROMIUM_ARGS, NOT_LOOPBACK
+    from conftest import loopback_only_page
     from test_app import Server
 
     config = ROOT / "nbs" / "experiments" / "sweeps" / "code_agent_grpo.toml"
@@ -403,17 +401,12 @@ def test_a_grpo_code_agents_sweep_on_the_sweeps_page(tmp_path):
     try:
         with urllib.request.urlopen(f"{server.base}/api/sweeps/{row['id']}", timeout=60) as resp:
             assert len(json.loads(resp.read())["trials"]) == 4
-        with sync_playwright() as p:
-            b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-            page = b.new_page(viewport={"width": 1024, "height": 900})
-            requested = []
-            page.on("request", lambda req: requested.append(req.url))
+        with loopback_only_page(1024, 900) as (page, blocked):
             page.goto(f"{server.base}/sweeps?id={row['id']}")
             page.locator(".wb-trials .tabulator-row").nth(3).wait_for(timeout=60_000)
             assert page.locator(".wb-trials .tabulator-row").count() == 4
             page.get_by_text("eval/pass_rate (maximize)").first.wait_for(timeout=30_000)  # the sweep's metric
-            b.close()
-        assert [u for u in requested if NOT_LOOPBACK.match(u)] == []
+        assert blocked == []
     finally:
         server.stop()
 
