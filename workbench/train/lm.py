@@ -27,9 +27,9 @@ from .lm_memory import check_token_memory, token_memory  # noqa: F401
 
 # %% auto #0
 __all__ = ['NOTICE_AFTER', 'task_corpus', 'build_policy', 'model_state', 'load_weights', 'start_from', 'prepare_model',
-           'token_frame', 'warmup_cosine', 'optimise', 'set_lr', 'token_summary', 'LMTrainer', 'completion_nll',
-           'reference_logprobs', 'grpo_terms', 'micro_batches', 'grpo_parts', 'combined', 'GroupRow', 'informative',
-           'grpo_update', 'no_spread_notice', 'note_spread']
+           'token_frame', 'warmup_cosine', 'optimise', 'set_lr', 'token_summary', 'TokenTrainer', 'LMTrainer',
+           'completion_nll', 'reference_logprobs', 'grpo_terms', 'micro_batches', 'grpo_parts', 'combined', 'GroupRow',
+           'informative', 'grpo_update', 'no_spread_notice', 'note_spread']
 
 # %% ../../nbs/05f_train.lm.ipynb #238950b6
 def task_corpus(cfg: LMTrainConfig) -> list:
@@ -149,10 +149,50 @@ def token_summary(trainer) -> dict:
             **({"error": trainer.divergence} if trainer.diverged else {})}
 
 # %% ../../nbs/05f_train.lm.ipynb #f3497782
-class LMTrainer(Trainer):
+class TokenTrainer(Trainer):
+    """What every trainer of token policies shares (`LMTrainer`, a code agent's; `TeamTrainer`, a team's): the optimiser's
+    schedule, the live settings, one checkpoint layout and one summary. Each adds its own part of a checkpoint (its
+    weights, its algorithm's state: `own_state`, `load_own_state`), its set-up, evaluation and step."""
+    KNOBS = ("learning_rate", "max_grad_norm")   # GRPO's add its sampling's (`LM_LIVE`)
+    KIND, NOUN = "lm", "model"   # what its checkpoints' `kind` says; what a checkpoint that does not fit does not fit
+    @property
+    def total(self) -> int: return self.cfg.optim.updates
+    def _lr_factor(self, step: int) -> float: return warmup_cosine(self.cfg.optim, step)
+    def _optimise(self, loss) -> float: return optimise(self, loss)
+    def _summary(self) -> dict: return token_summary(self)
+
+    def set_hparams(self, **changes) -> None:
+        "Change live settings now (between steps): the trainer's `KNOBS` (learning_rate, max_grad_norm; GRPO's too)."
+        bad = sorted(set(changes) - set(self.KNOBS))
+        if bad: raise ConfigError(f"'{bad[0]}' cannot be changed during a run (live: {', '.join(self.KNOBS)})")
+        self.cfg = self.cfg.replace(**changes)
+        if "learning_rate" in changes: set_lr(self)
+
+    def own_state(self) -> dict: return {}
+    def own_counters(self) -> dict: return {}
+    def load_own_state(self, state: dict) -> None: pass
+
+    def state_dict(self) -> dict:
+        "Everything needed to resume: its own part (weights, tokenizer, ...), optimiser, scheduler, RNG, counters, config."
+        return {**self.own_state(), "optimizer": self.optimizer.state_dict(), "scheduler": self.scheduler.state_dict(),
+                "rng": rng_state(), "config": self.cfg.to_dict(), "kind": self.KIND,
+                "counters": {"global_step": self.global_step, "tokens": self.tokens, **self.own_counters()},
+                "best_score": self.best_score, "run_id": self.run_dir.name if self.run_dir else None}
+
+    def load_state(self, state: dict) -> None:
+        "Restore a checkpoint's state (its weights were loaded when the model was built)."
+        try: self.optimizer.load_state_dict(state["optimizer"]); self.scheduler.load_state_dict(state["scheduler"])
+        except (RuntimeError, ValueError, KeyError) as e:
+            raise PolicyError(f"checkpoint does not fit this {self.NOUN}: {str(e).splitlines()[0][:160]}") from None
+        set_rng_state(state["rng"])
+        self.global_step, self.tokens = state["counters"]["global_step"], state["counters"]["tokens"]
+        self.best_score = state.get("best_score")
+        if self.checkpoints: self.checkpoints.best_score = self.best_score
+        self.load_own_state(state)
+
+class LMTrainer(TokenTrainer):
     "A token policy trained on code tasks (see `SFTTrainer` and `GRPOTrainer`): the model, optimiser, evaluation, checkpoints."
     SCORE = "pass_rate"
-    KNOBS = ("learning_rate", "max_grad_norm")   # GRPO's add its sampling's (`LM_LIVE`)
     @classmethod
     def describe(cls, cfg: LMTrainConfig) -> str:
         model = "tiny" if cfg.model.model == "tiny" else Path(cfg.model.model).name
@@ -183,9 +223,6 @@ class LMTrainer(Trainer):
     def setup(self) -> None: "The algorithm's own state (a data stream, a reference model, a curriculum)."
     def step(self) -> dict: raise NotImplementedError
 
-    @property
-    def total(self) -> int: return self.cfg.optim.updates
-
     def _begin(self, **facts) -> None:
         super()._begin(**facts)
         if self.init_from and self.global_step == 0 and self.main:
@@ -198,15 +235,6 @@ class LMTrainer(Trainer):
         norm = optimise(self, loss)
         if self.policy.generator is not None: self.policy.generator.weights_changed()   # a decoder with its own copy
         return norm
-
-    def _lr_factor(self, step: int) -> float: return warmup_cosine(self.cfg.optim, step)
-
-    def set_hparams(self, **changes) -> None:
-        "Change live settings now (between steps): the trainer's `KNOBS` (learning_rate, max_grad_norm; GRPO's beta too)."
-        bad = sorted(set(changes) - set(self.KNOBS))
-        if bad: raise ConfigError(f"'{bad[0]}' cannot be changed during a run (live: {', '.join(self.KNOBS)})")
-        self.cfg = self.cfg.replace(**changes)
-        if "learning_rate" in changes: set_lr(self)
 
     # ---- evaluation and checkpoints
     def held_out(self, split: str = "val", n: Optional[int] = None) -> dict:
@@ -228,33 +256,14 @@ class LMTrainer(Trainer):
 
     def extra_eval(self, split: str) -> dict: return {}
 
-    def state_dict(self) -> dict:
-        "Everything needed to resume: model (and tokenizer), optimiser, scheduler, RNG, counters, config, the algorithm's state."
+    def own_state(self) -> dict:
+        "The model's weights (the tiny model's tokenizer too) and the algorithm's state."
         tiny = self.cfg.model.model == "tiny"
-        return {"model": model_state(self.policy, whole=tiny),
-                "tokenizer": self.policy.tokenizer.backend_tokenizer.to_str() if tiny else None,
-                "optimizer": self.optimizer.state_dict(), "scheduler": self.scheduler.state_dict(), "rng": rng_state(),
-                "config": self.cfg.to_dict(), "kind": "lm",
-                "counters": {"global_step": self.global_step, "tokens": self.tokens},
-                "best_score": self.best_score, "run_id": self.run_dir.name if self.run_dir else None,
-                "algo": self.algo_state()}
-
-    def load_state(self, state: dict) -> None:
-        "Restore a checkpoint's state (its model and tokenizer were loaded when the policy was built)."
-        try:
-            self.optimizer.load_state_dict(state["optimizer"]); self.scheduler.load_state_dict(state["scheduler"])
-        except (RuntimeError, ValueError, KeyError) as e:
-            raise PolicyError(f"checkpoint does not fit this model: {str(e).splitlines()[0][:160]}") from None
-        set_rng_state(state["rng"])
-        self.global_step, self.tokens = state["counters"]["global_step"], state["counters"]["tokens"]
-        self.best_score = state.get("best_score")
-        if self.checkpoints: self.checkpoints.best_score = self.best_score
-        self.load_algo_state(state["algo"])
-
+        return {"model": model_state(self.policy, whole=tiny), "algo": self.algo_state(),
+                "tokenizer": self.policy.tokenizer.backend_tokenizer.to_str() if tiny else None}
+    def load_own_state(self, state: dict) -> None: self.load_algo_state(state["algo"])
     def algo_state(self) -> dict: return {}
     def load_algo_state(self, state: dict) -> None: pass
-
-    def _summary(self) -> dict: return token_summary(self)
 
 # %% ../../nbs/05f_train.lm.ipynb #47da02cb
 def completion_nll(policy: TokenPolicy, pairs: list, accelerator, model=None) -> tuple:

@@ -17,12 +17,11 @@ from ..tasks.eval import wilson_interval
 from ..policy.tokens import PolicyError, TokenPolicy
 from ..policy import role_map
 from ..runs.events import Controls, EventBus, Kind
-from .checkpoint import CheckpointManager, rng_state, set_rng_state
+from .checkpoint import CheckpointManager
 from .team_config import (  # noqa: F401  (the settings, read from here too)
     GROUPINGS, ROUNDS_MAX, TeamConfig, TeamGRPOConfig, TeamSFTConfig, TeamTrainConfig, group_key)
-from .lm import (GroupRow, build_policy, completion_nll, grpo_update, load_weights, model_state, note_spread,
-    optimise, set_lr, token_frame, token_summary, warmup_cosine)
-from .loop import Trainer
+from .lm import (GroupRow, TokenTrainer, build_policy, completion_nll, grpo_update, load_weights, model_state,
+    note_spread, token_frame)
 
 # %% auto #0
 __all__ = ['play_team', 'evaluate_team', 'play_tree', 'TeamTrainer', 'team_samples', 'TeamSFTTrainer', 'TeamGRPOTrainer']
@@ -83,10 +82,9 @@ def play_tree(policies: dict, env, tasks: Sequence, k: int, temperature: float =
     return rows, turns
 
 # %% ../../nbs/05h_train.team.ipynb #67045101
-class TeamTrainer(Trainer):
+class TeamTrainer(TokenTrainer):
     "SFT or GRPO of a team of token agents (on Plan-Path grids or programming tasks), one model a policy id."
-    SCORE = "success"
-    KNOBS = ("learning_rate", "max_grad_norm")   # GRPO's add its temperature
+    SCORE, KIND, NOUN = "success", "team", "team"   # (its knobs: `TokenTrainer`'s; GRPO's add its temperature)
     def __init__(self, cfg: TeamTrainConfig, run_dir: Optional[Union[str, Path]] = None, bus: Optional[EventBus] = None,
                  controls: Optional[Controls] = None, resume: Optional[dict] = None):
         start, cfg = token_frame(self, cfg, "team", run_dir, bus, controls, resume)   # start: an SFT run's models
@@ -135,18 +133,12 @@ class TeamTrainer(Trainer):
                 load_weights(p, saved.get(pid, next(iter(saved.values()))))
         return models
 
-    # ---- the loop
-    @property
-    def total(self) -> int: return self.cfg.optim.updates
+    # ---- the loop (`optimise` clips each policy's parameter group on its own)
     def step(self) -> dict: raise NotImplementedError   # `TeamSFTTrainer`'s or `TeamGRPOTrainer`'s
 
     def draw(self, n: int) -> list:
         self.drawn += n
         return [next(self._stream) for _ in range(n)]
-
-    def _optimise(self, loss: torch.Tensor) -> float: return optimise(self, loss)   # each policy's group clipped on its own
-
-    def _lr_factor(self, step: int) -> float: return warmup_cosine(self.cfg.optim, step)
 
 # %% ../../nbs/05h_train.team.ipynb #cc4905b6
 def team_samples(rows: list, adv: torch.Tensor, tasks: list, n: int = 4) -> list:
@@ -235,14 +227,6 @@ class TeamGRPOTrainer(TeamTrainer):
     def step(self) -> dict: return self.grpo_step()
 
 # %% ../../nbs/05h_train.team.ipynb #ef835327
-@patch
-def set_hparams(self: TeamTrainer, **changes) -> None:
-    "Live settings between steps: the trainer's `KNOBS` (learning_rate, max_grad_norm; GRPO's temperature)."
-    bad = sorted(set(changes) - set(self.KNOBS))
-    if bad: raise ConfigError(f"'{bad[0]}' cannot be changed during a team run (live: {', '.join(self.KNOBS)})")
-    self.cfg = self.cfg.replace(**changes)
-    if "learning_rate" in changes: set_lr(self)
-
 # ---- evaluation and checkpoints
 @patch
 def evaluate(self: TeamTrainer, split: str = "val", n: Optional[int] = None, temperature: float = 0.0) -> dict:
@@ -256,30 +240,18 @@ def evaluate(self: TeamTrainer, split: str = "val", n: Optional[int] = None, tem
     return result
 
 @patch
-def state_dict(self: TeamTrainer) -> dict:
-    "Everything needed to resume: each policy's weights (and the tokenizer), optimiser, scheduler, RNG, counters, config."
+def own_state(self: TeamTrainer) -> dict:
+    "Each policy's weights (the tiny models' one tokenizer too), the role map and the team's task generator."
     tiny = self.cfg.model.model == "tiny"   # a real model keeps its own tokenizer, and with LoRA only the adapters
     tok = next(iter(self.models.values())).tokenizer.backend_tokenizer.to_str() if tiny else None
     return {"models": {pid: model_state(m, whole=tiny) for pid, m in self.models.items()}, "tokenizer": tok,
-            "optimizer": self.optimizer.state_dict(), "scheduler": self.scheduler.state_dict(), "rng": rng_state(),
-            "config": self.cfg.to_dict(), "kind": "team", "roles": dict(self.mapping),
-            "counters": {"global_step": self.global_step, "tokens": self.tokens, "drawn": self.drawn},
-            "team_rng": self.rng.bit_generator.state, "best_score": self.best_score,
-            "run_id": self.run_dir.name if self.run_dir else None}
+            "roles": dict(self.mapping), "team_rng": self.rng.bit_generator.state}
 
 @patch
-def load_state(self: TeamTrainer, state: dict) -> None:
-    "Restore a checkpoint's state (the weights were loaded when the models were built)."
-    try: self.optimizer.load_state_dict(state["optimizer"]); self.scheduler.load_state_dict(state["scheduler"])
-    except (RuntimeError, ValueError, KeyError) as e:
-        raise PolicyError(f"checkpoint does not fit this team: {str(e).splitlines()[0][:160]}") from None
-    set_rng_state(state["rng"])
-    c = state["counters"]
-    self.global_step, self.tokens, self.drawn = c["global_step"], c["tokens"], c["drawn"]
-    self.rng.bit_generator.state = state["team_rng"]
+def own_counters(self: TeamTrainer) -> dict: return {"drawn": self.drawn}
+
+@patch
+def load_own_state(self: TeamTrainer, state: dict) -> None:
+    "The tasks drawn so far and the generator's state (the weights were loaded when the models were built)."
+    self.drawn, self.rng.bit_generator.state = state["counters"]["drawn"], state["team_rng"]
     self._stream = itertools.islice(self.face.stream(self.cfg.run.seed), self.drawn, None)
-    self.best_score = state.get("best_score")
-    if self.checkpoints: self.checkpoints.best_score = self.best_score
-
-@patch
-def _summary(self: TeamTrainer) -> dict: return token_summary(self)
