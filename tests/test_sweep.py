@@ -208,6 +208,28 @@ def test_pbt_copies_checkpoints_and_the_perturbed_values_are_in_effect(tmp_path)
     assert integrity(tmp_path / "runs") == "ok"
 
 
+def test_pbt_of_a_grpo_code_agent(tmp_path):
+    """Issue 57: PBT of any algorithm in the registry, here a code agent's GRPO: its members' rounds split its updates,
+    scored by val pass@1 (its evaluations' field), the worse member continuing from the better one's checkpoint."""
+    text = (ROOT / "nbs" / "experiments" / "sweeps" / "code_agent_grpo.toml").read_text().split("\n[sweep]\n")[0] + "\n"
+    cfg = sweep_file(tmp_path, text.replace("updates = 6", "updates = 4").replace("eval_every = 3", "eval_every = 2")
+                     + '[sweep]\nmethod = "pbt"\nmetric = "eval/pass_rate"\npopulation = 2\nrounds = 2\nquantile = 0.5\n'
+                     + LR)  # fmt: skip
+    r = workbench("sweep", "--config", cfg, "--runs-dir", "runs", "--in-process", "--json", cwd=tmp_path, timeout=400)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    row = json.loads(r.stdout.strip().splitlines()[-1])
+    store = RunStore(tmp_path / "runs")
+    lineage, members = store.lineage(row["id"]), store.trials(row["id"])
+    assert row["status"] == "finished" and len(members) == 2 and len(lineage) == 4
+    assert [e["round"] for e in lineage if e["parent"]] == [0] and all(e["score"] is not None for e in lineage)
+    for t in members:  # each a GRPO run trained through both rounds: 4 updates
+        run = store.get_run(t["run_id"])
+        assert (run["config"]["algo"], run["global_step"], run["status"]) == ("grpo", 4, "finished"), run
+    copied = next(e for e in lineage if e["parent"])
+    resumed = store.events(next(t["run_id"] for t in members if t["id"] == copied["member"]), "resumed")
+    assert any(e["data"]["checkpoint"].endswith("exploit.pt") for e in resumed), resumed
+
+
 BAD = [
     (LR.replace("log_normal", "lognormal"), "unknown distribution 'lognormal'"),
     (LR.replace("min = 1e-4", "min = 1e-1"), "min 0.1 must be below max 0.01"),

@@ -11,7 +11,7 @@ from typing import Callable, Optional, Union
 from ..runs.store import RunStore, new_run_id
 from .schedule import Scheduler, Task
 from .space import Param, SearchSpace, Strategy, _space
-from .sweep import plan_params, read_plan
+from .sweep import metric_rows, plan_params, read_plan
 
 # %% auto #0
 __all__ = ['EXPLOIT', 'explore', 'exploit_pairs', 'member_config', 'train_segment', 'run_pbt']
@@ -50,12 +50,14 @@ def exploit_pairs(scores: dict, can_copy: set, quantile: float, rng: random.Rand
 EXPLOIT = "exploit.pt"
 
 def member_config(plan: dict, trial: dict, round_: int):
-    "The `TrainConfig` of a member in round `round_` (0-based): its settings, trained to the round's last step."
-    from workbench.train.config import TrainConfig
+    """The config of a member in round `round_` (0-based), of the plan's algorithm (`train.runner.ALGORITHMS`): its
+    settings, trained to the round's share of the budget (PPO's env steps, a token run's updates)."""
+    from workbench.train.runner import ALGORITHMS
     steps = int(plan["budget"]) * (round_ + 1) // plan["options"]["rounds"]
     fixed = {**plan["fixed"], "eval_every": plan["fixed"].get("eval_every") or 10**9}   # at least the round's last
-    return TrainConfig.from_dict({**fixed, **trial["parameters"], "total_timesteps": steps, "anneal_lr": False,
-                                  "runs_dir": plan["runs_dir"], "name": trial["id"]})
+    return ALGORITHMS[plan.get("algo") or "ppo"].config.from_dict({
+        **fixed, **trial["parameters"], plan.get("budget_key") or "total_timesteps": steps, "anneal_lr": False,
+        "runs_dir": plan["runs_dir"], "name": trial["id"]})
 
 def train_segment(sweep_dir: Union[str, Path], member_id: str, round_: int, quiet: bool = True) -> dict:
     "Train a member through round `round_`; returns the run's summary."
@@ -68,7 +70,7 @@ def train_segment(sweep_dir: Union[str, Path], member_id: str, round_: int, quie
     copied = run_dir / "checkpoints" / EXPLOIT
     start = copied if copied.exists() else CheckpointManager(run_dir / "checkpoints").latest()
     state = load_checkpoint(start) if start else None
-    if state is not None and state["counters"]["global_step"] >= cfg.ppo.total_timesteps:
+    if state is not None and state["counters"]["global_step"] >= cfg.flat()[plan.get("budget_key") or "total_timesteps"]:
         return {"status": "finished", "global_step": state["counters"]["global_step"], "skipped": True}
     trainer = new_trainer(cfg, resume=state, run_dir=run_dir)
     summary, _, _ = train_run(trainer=trainer, signals=not quiet, resumed_from=start)
@@ -78,7 +80,7 @@ def train_segment(sweep_dir: Union[str, Path], member_id: str, round_: int, quie
 # %% ../../nbs/06h_jobs.pbt.ipynb #e37d1ef4
 def _member_score(store: RunStore, trial: dict, metric: str) -> Optional[float]:
     "A member's metric at the end of the round it just trained (its last value), None if it recorded none."
-    rows = [r for r in store.metrics(trial["run_id"], metric) if r["value"] is not None]
+    rows = metric_rows(store, trial["run_id"], metric)
     return rows[-1]["value"] if rows else None
 
 def _draw_population(plan: dict, store: RunStore) -> list:

@@ -19,8 +19,8 @@ from .space import (METHODS, Param, SearchSpace, Strategy, curve_points, best_so
 # %% auto #0
 __all__ = ['TRAIN_METRICS', 'RUN_METRIC_PREFIXES', 'TOKEN_METRICS', 'TOKEN_PREFIXES', 'DEFAULTS', 'ALL_METHODS', 'PBT_FIXED',
            'BUDGET', 'ENDED', 'check_options', 'plan_sweep', 'trial_outcome', 'observe_trial', 'read_plan',
-           'plan_params', 'trial_command', 'read_curve', 'training_seconds', 'trial_checkpoint', 'run_sweep',
-           'trial_main']
+           'plan_params', 'trial_command', 'read_curve', 'metric_rows', 'training_seconds', 'trial_checkpoint',
+           'run_sweep', 'trial_main']
 
 # %% ../../nbs/06g_jobs.sweep.ipynb #7a1f0c02
 TRAIN_METRICS = ("eval/mean_return", "eval/std_return", "charts/episodic_return", "charts/episodic_return_min",
@@ -61,7 +61,7 @@ DEFAULTS = {"method": "protein", "metric": "eval/mean_return", "goal": "maximize
             "max_parallel": 1, "timeout": None, "threshold": None, "downsample": 5, "early_stop": False, "seed": 0,
             "population": 4, "rounds": 8, "quantile": 0.25, "resample": 0.25}
 ALL_METHODS = METHODS + ("pbt",)    # pbt: `workbench.jobs.pbt`
-PBT_FIXED = ("total_timesteps", "anneal_lr")   # a PBT member's budget is split into rounds; PBT is its schedule
+PBT_FIXED = ("anneal_lr",)   # a PBT member's budget (its algorithm's) is split into rounds; PBT is its schedule
 BUDGET = "total_timesteps"          # PPO's budget (a plan's `budget_key`: its algorithm's): curve points are observed with
                                     # the steps they had
 ENDED = ("finished", "failed", "stopped", "timeout")
@@ -90,17 +90,15 @@ def check_options(o: dict) -> dict:
     return o
 
 def _check_pbt(params: list[Param], kind: str, algo=None):
-    "PBT continues PPO runs round after round: only PPO settings that may change between rounds can be searched."
+    """PBT continues training runs round after round: only the settings of how its algorithm learns (`Algorithm.learning`:
+    PPO's, the optimiser's and GRPO's) that may change between rounds can be searched."""
     import dataclasses
-    from workbench.train.config import PPOConfig, TrainConfig
-    if kind != "train": raise ConfigError("pbt trains PPO runs: give a training config, not a notebook")
-    if algo.config is not TrainConfig:
-        raise ConfigError(f"pbt trains PPO runs: a {algo.name} run is swept with protein, carbs or random")
-    changeable = {f.name for f in dataclasses.fields(PPOConfig)} - set(PBT_FIXED)
+    if kind != "train": raise ConfigError("pbt trains training runs round by round: give a training config, not a notebook")
+    changeable = {f.name for s in algo.learning for f in dataclasses.fields(algo.config.SECTIONS[s])} - {*PBT_FIXED, algo.budget}
     for p in params:
         if p.name not in changeable:
-            raise ConfigError(f"sweep parameter {p.name!r}: pbt changes PPO settings between rounds, and cannot change "
-                              f"this one (it can: {', '.join(sorted(changeable))})")
+            raise ConfigError(f"sweep parameter {p.name!r}: pbt changes {algo.name}'s learning settings between rounds, "
+                              f"and cannot change this one (it can: {', '.join(sorted(changeable))})")
 
 def _try_bounds(params: list[Param], build: Callable[[dict], object]):
     "Build the experiment at each parameter's bounds (each choice), so a value it refuses fails before any trial."
@@ -212,11 +210,15 @@ def read_curve(store: RunStore, trial: dict, metric: str, kind: str) -> list:
         return [[0, job.get("duration") or 0.0, v]] if isinstance(v, (int, float)) and job.get("status") == "finished" else []
     run = store.get_run(trial["run_id"]) if trial.get("run_id") else None
     if run is None: return []
-    rows = [r for r in store.metrics(trial["run_id"], metric) if r["value"] is not None]
-    if not rows and metric.startswith("eval/"):   # a field of its evaluations the store keeps in their events (pass_rate)
-        rows = [{"step": e["step"], "time": e["time"], "value": v} for e in store.events(trial["run_id"], "eval")
-                if isinstance(v := (e["data"] or {}).get(metric[5:]), (int, float)) and not isinstance(v, bool)]
+    rows = metric_rows(store, trial["run_id"], metric)
     return [[r["step"], s, r["value"]] for r, s in zip(rows, training_seconds(store, run, rows))]
+
+def metric_rows(store: RunStore, run_id: str, metric: str) -> list:
+    "A run's values of `metric` in order (`step`, `time`, `value`): its metric rows, or a field of its evaluations' events."
+    rows = [r for r in store.metrics(run_id, metric) if r["value"] is not None]
+    if rows or not metric.startswith("eval/"): return rows
+    return [{"step": e["step"], "time": e["time"], "value": v} for e in store.events(run_id, "eval")   # (pass_rate)
+            if isinstance(v := (e["data"] or {}).get(metric[5:]), (int, float)) and not isinstance(v, bool)]
 
 def training_seconds(store: RunStore, run: dict, rows: list) -> list[float]:
     """Seconds of training at each of a run's metric `rows` (in step order): it trains in stretches, each from a `running`

@@ -39,17 +39,19 @@ class Algorithm:
     app: bool = True           # the app's Live page offers it (a team trains from notebooks, the shell and jobs)
     budget: str = "updates"    # the setting that sizes a run (a sweep's budget): optimiser steps, or PPO's env steps
     rewarded: bool = True      # its runs are paid by rewards (PPO's, GRPO's); False: they learn demonstrations (SFT's)
+    learning: tuple = ("optim",)   # the sections of how it learns: what population-based training may change between rounds
 
 ALGORITHMS = {a.name: a for a in (   # adding an algorithm: its module (a config class naming it, a trainer), and a line here
-    Algorithm("ppo", "PPO on a vectorised env", TrainConfig, PPOTrainer, tuned=True, budget="total_timesteps"),
+    Algorithm("ppo", "PPO on a vectorised env", TrainConfig, PPOTrainer, tuned=True, budget="total_timesteps",
+              learning=("ppo",)),
     Algorithm("sft", "a code agent's next-token loss on reference solutions", SFTTrainConfig, SFTTrainer, "lm",
               "pass_rate", "held-out val pass@1", rewarded=False),
     Algorithm("grpo", "a code agent's GRPO against the judges", GRPOTrainConfig, GRPOTrainer, "lm",
-              "pass_rate", "held-out val pass@1"),
+              "pass_rate", "held-out val pass@1", learning=("optim", "grpo")),
     Algorithm("team-sft", "a team of token agents on their demonstrations", TeamSFTConfig, TeamSFTTrainer, "team",
               "success", "val team success", app=False, rewarded=False),
     Algorithm("team-grpo", "a team of token agents' GRPO on their team's rewards", TeamGRPOConfig, TeamGRPOTrainer, "team",
-              "success", "val team success", app=False),
+              "success", "val team success", app=False, learning=("optim", "grpo")),
 )}
 
 def algorithm_of(cfg) -> Algorithm:
