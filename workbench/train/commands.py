@@ -93,8 +93,8 @@ def summary_lines(algo, run_id: str, summary: dict, run_dir) -> list:
 # %% ../../nbs/05j_train.commands.ipynb #5e9a2f17
 def pick_algorithm(args, state: Optional[dict] = None, path=None):
     """The run's algorithm (a `train.runner.Algorithm`): `--algo NAME` (default: the registry's first, PPO), or with
-    `--team` the team's `team-NAME` (default sft); a resumed run's own, or another of its family (`Algorithm.kind`: an
-    SFT run continued as GRPO)."""
+    `--team` the team's `team-NAME` (default sft); a resumed run's own (a run is of one algorithm: GRPO from an SFT
+    run is a new run, `--init`)."""
     from workbench.train.config import stored_algo
     from workbench.train.runner import ALGORITHMS
     name = f"team-{args.algo or 'sft'}" if args.team else args.algo
@@ -104,11 +104,9 @@ def pick_algorithm(args, state: Optional[dict] = None, path=None):
     if state is None: return ALGORITHMS[name] if name else next(iter(ALGORITHMS.values()))
     ran = ALGORITHMS[stored_algo(state["config"])]
     if name is None or name == ran.name: return ran
-    if ALGORITHMS[name].kind != ran.kind:
-        kin = [a.name for a in ALGORITHMS.values() if a.kind == ran.kind and a is not ran]
-        raise CheckpointError(f"{path} is a {ran.name} run's checkpoint ({ran.about}): resume it without --algo and "
-                              f"--team" + (f", or as {' or '.join(kin)}" if kin else ""))
-    return ALGORITHMS[name]
+    init = (f"; to train {name} from it, start a new run with --init {Path(path).parent.parent}"
+            if ALGORITHMS[name].kind == ran.kind and ran.kind is not None else "")
+    raise CheckpointError(f"{path} is a {ran.name} run's checkpoint ({ran.about}): resume it without --algo and --team{init}")
 
 def build_run_config(algo, args, base: Optional[dict] = None, tuned: Optional[dict] = None):
     """Defaults < the env's tuned settings (a new run of an algorithm that takes them, unless `--no-tuned`) < `base`
