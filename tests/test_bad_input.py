@@ -493,6 +493,8 @@ def made_runs(tmp_path_factory):
 
 
 RUNS = [  # `RUN/x.pt` is a checkpoint of `made_runs`
+    (["train", "--resume", "RUN/lm.pt", "--algo", "grpo"], "to train grpo from it, start a new run with --init"),
+    (["train", "--resume", "RUN/team.pt", "--algo", "ppo"], "is a team-sft run's checkpoint"),
     (
         ["eval", "RUN/cartpole.pt", "--split", "test"],
         "--split applies to envs with held-out splits (trading, planpath)",
