@@ -40,6 +40,14 @@ CHART_TITLES = {
 MOVE = "medium -> easy at rolling pass rate"
 
 
+def listening(port: int) -> bool:
+    "Whether something accepts connections on loopback `port`."
+    import socket
+
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
 GRPO_ONLY = {"group_size": 2, "window": 4, "demote_at": 0.5, "promote_at": 0.9}
 
 
@@ -188,6 +196,7 @@ def test_lm_dashboard_and_run_page_in_a_browser(tmp_path, chromium):
     server = pn.serve({"lm": dashboard}, port=port, address="127.0.0.1", websocket_origin=[f"127.0.0.1:{port}"],
                       show=False, threaded=True, title="LM run")  # fmt: skip
     try:
+        wait_for(lambda: listening(port), timeout=60, what="the dashboard's server")  # (its thread starts it)
         with loopback_page(chromium, 1400, 1100) as (page, blocked):
             page.goto(f"http://127.0.0.1:{port}/lm")
             page.locator(".wb-title").get_by_text(

@@ -156,6 +156,10 @@ class _FlatKeywords(type):
             return super().__call__(*args, **kw)   # its sections (or none: the defaults)
         return cls.from_dict(kw)                   # flat keys (or a dict a section), checked as from_dict checks them
 
+def _made_from(cls) -> list:
+    "`cls` and the classes made from it, each once, in the order they were made."
+    return list(dict.fromkeys([cls, *(k for sub in cls.__subclasses__() for k in _made_from(sub))]))
+
 def stored_algo(data: dict) -> str:
     """The algorithm a stored config names: its `algo`; before each algorithm had a config class, a token run's
     `optim.algo` (a team's, with its team section) and PPO's nothing."""
@@ -177,11 +181,11 @@ class Sections(metaclass=_FlatKeywords):
     SECTIONS: ClassVar[dict] = {}
     DEFAULTS: ClassVar[dict] = {}   # flat keys whose defaults here differ from their section's
     ALGO: ClassVar[str] = ""        # the algorithm (`train.runner.ALGORITHMS`' name); "" for a family's base
-    KINDS: ClassVar[list] = []      # every config class of an algorithm, in the order they were made
+    KINDS: ClassVar[dict] = {}      # the config class of each algorithm by name, in the order they were first made
 
-    def __init_subclass__(cls, **kw):
+    def __init_subclass__(cls, **kw):   # (one a name: a class made again, as a notebook does, replaces the first)
         super().__init_subclass__(**kw)
-        if cls.__dict__.get("ALGO"): Sections.KINDS.append(cls)
+        if cls.__dict__.get("ALGO"): Sections.KINDS[cls.ALGO] = cls
 
     def to_dict(self) -> dict:
         "Nested plain dict (JSON-able): the form saved in checkpoints and the run store; `algo` first."
@@ -209,7 +213,7 @@ class Sections(metaclass=_FlatKeywords):
     def kind_named(cls, algo: Optional[str], where: str = "config") -> type:
         """The config class of algorithm `algo` (a registry name, or a team's `sft`/`grpo`) among this class and the
         ones made from it; None: this class, or a family base's first member."""
-        members = [k for k in Sections.KINDS if issubclass(k, cls)]
+        members = [k for k in _made_from(cls) if k.ALGO]
         if algo is None: return cls if cls.ALGO or not members else members[0]
         found = [k for k in members if algo in (k.ALGO, k.ALGO.rpartition("-")[2])]
         if len(found) != 1:
@@ -233,7 +237,7 @@ class Sections(metaclass=_FlatKeywords):
     @classmethod
     def unknown_key(cls, key: str, where: str = "config", flag: bool = False) -> str:
         "Why `key` (given as a command-line `flag`) is refused: a setting of other algorithms (named), or unknown."
-        if others := [k.ALGO for k in Sections.KINDS if k.ALGO != cls.ALGO and key in k.keys()]:
+        if others := [name for name, k in Sections.KINDS.items() if name != cls.ALGO and key in k.keys()]:
             name = f"--{key.replace('_', '-')}" if flag else key
             return f"{name} is a setting of {', '.join(others)} runs, not of {cls.ALGO} runs: leave it out"
         import difflib
