@@ -364,7 +364,7 @@ def grpo_update(trainer, rows: list, policies: dict) -> dict:
         parts = micro_batches(samples, g)
         refs = [reference_logprobs(policy, [samples[i] for i in idx], g, reference) for idx, *_ in parts]
         plan.append((pid, samples, adv[mine], parts, refs, [None] * len(parts)))   # olds: the first epoch's
-    for m in {id(model): model for _, (_, model, _, _) in policies.items()}.values(): m.train()
+    for _, model, _, _ in policies.values(): model.train()
     for _ in range(getattr(g, "epochs", 1)):
         measured = {pid: [] for pid, *_ in plan}
         norm = trainer._optimise(part for pid, samples, a, parts, refs, olds in plan
