@@ -52,6 +52,27 @@ def open_in_lab(page, lab, name: str):
     return cells, page.locator("jp-button[data-command='notebook:run-cell-and-select-next']")
 
 
+def run_cell(cell, run_button, wait: bool = True, what: str = "the cell"):
+    """Select `cell` and run it with the toolbar's run button; for a code cell, wait (if `wait`) for its number. A run
+    sent while a new kernel still connects can be lost (the prompt stays `[ ]`): then it is sent again, at most twice,
+    as a user would click again."""
+    prompt = cell.locator(".jp-InputArea-prompt")
+    is_code = "jp-CodeCell" in (cell.get_attribute("class") or "")
+    for _ in range(3):
+        prompt.click()
+        run_button.click()
+        if not is_code:
+            return cell
+        try:
+            wait_for(lambda: re.search(r"\[(\*|\d+)\]", prompt.text_content() or ""), timeout=15)
+            break
+        except AssertionError:
+            continue
+    if wait:
+        wait_for(lambda: re.search(r"\[\d+\]", prompt.text_content() or ""), timeout=180, what=f"{what} to run")
+    return cell
+
+
 def pause_and_resume(page, status, times: int, steps, busy) -> list:
     """Click Pause, wait for 'paused', click Resume, wait for 'running', `times` times. For each pause: the seconds
     'paused' took to show, how far the step counter went past what the page showed at the click, and whether the
@@ -171,17 +192,10 @@ def test_tutorial_live_in_jupyterlab(lab):
                 cell = cells.nth(position[0])
                 position[0] += 1
                 source = cell.locator(".jp-InputArea-editor").text_content() or ""
-                cell.locator(".jp-InputArea-prompt").click()
-                run_button.click()
+                run_cell(cell, run_button, wait=wait or text not in source, what=f"the cell {source[:60]!r}")
                 if not wait and text in source:
                     return cell
                 if "jp-CodeCell" in (cell.get_attribute("class") or ""):
-                    prompt = cell.locator(".jp-InputArea-prompt")
-                    wait_for(
-                        lambda: re.search(r"\[\d+\]", prompt.text_content() or ""),
-                        timeout=180,
-                        what=f"the cell {source[:60]!r} to run",
-                    )
                     assert (
                         not cell.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
                         .filter(has_text="Traceback")
@@ -406,17 +420,9 @@ def test_your_own_env_tutorial_in_jupyterlab(tmp_path):
             n = len(json.loads((tmp_path / "env_tutorial.ipynb").read_text())["cells"])
             wait_for(lambda: cells.count() == n, timeout=60, what=f"the {n} cells to render")
             for i in range(n):
-                cell = cells.nth(i)
-                cell.locator(".jp-InputArea-prompt").click()
-                run_button.click()
+                cell = run_cell(cells.nth(i), run_button, what=f"cell {i}")
                 if "jp-CodeCell" not in (cell.get_attribute("class") or ""):
                     continue
-                prompt = cell.locator(".jp-InputArea-prompt")
-                wait_for(
-                    lambda: re.search(r"\[\d+\]", prompt.text_content() or ""),
-                    timeout=180,
-                    what=f"code cell {i} to run",
-                )
                 # by textContent (a cell out of view has no innerText), of the text outputs (not HTML's scripts)
                 shown = cell.locator(
                     ".jp-OutputArea-output[data-mime-type^='application/vnd.jupyter.std'],"
@@ -489,18 +495,8 @@ def test_lm_dashboard_live_in_jupyterlab(tmp_path):
             cells, run_button = open_in_lab(page, server, "agent.ipynb")
 
             def run(i: int, wait: bool = True):
-                cell = cells.nth(i)
-                prompt = cell.locator(".jp-InputArea-prompt")
-                for _ in range(3):  # a request sent while the new kernel still connects can be lost: send it again
-                    prompt.click()
-                    run_button.click()
-                    try:
-                        wait_for(lambda: re.search(r"\[(\*|\d+)\]", prompt.text_content() or ""), timeout=10)
-                        break
-                    except AssertionError:
-                        continue
+                cell = run_cell(cells.nth(i), run_button, wait=wait, what=f"cell {i}")
                 if wait:
-                    wait_for(lambda: re.search(r"\[\d+\]", prompt.text_content() or ""), timeout=180, what=f"cell {i}")
                     stderr = cell.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
                     assert not stderr.filter(has_text="Traceback").count(), f"cell {i} failed"
                 return cell
