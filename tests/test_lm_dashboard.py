@@ -30,6 +30,8 @@ CHART_TITLES = {
     "pass_rate": "Pass rate",
     "reward": "Reward per judge",
     "loss": "Loss and KL",
+    "time": "Time per step",
+    "mismatch": "Sampler vs trainer",
     "completions": "Completions",
     "throughput": "Throughput",
     "lr": "Learning rate",
@@ -216,6 +218,18 @@ def test_lm_dashboard_and_run_page_in_a_browser(tmp_path, chromium):
             reward = page.locator(".wb-chart-reward .js-plotly-plot")
             points = lambda: reward.evaluate("el => (el.data && el.data[0].x) ? el.data[0].x.length : 0")
             wait_for(lambda: points() >= 2, timeout=120, what="the reward chart to gain points")
+            # where each step's time went, and the sampler's gap to the trainer, drawn as the run goes
+            drawn = lambda name: page.locator(f".wb-chart-{name} .js-plotly-plot").evaluate(
+                "el => el.data ? Object.fromEntries(el.data.map(t => [t.name, (t.x || []).length])) : {}"
+            )
+            times = wait_for(
+                lambda: (d := drawn("time")).get("update", 0) >= 2 and d, timeout=60, what="the time chart"
+            )
+            assert all(times[k] >= 2 for k in ("step", "generate", "judge", "logprob", "update", "waiting", "other")), (
+                times
+            )
+            gaps = wait_for(lambda: (d := drawn("mismatch")).get("RMS", 0) >= 2 and d, timeout=60, what="the gap chart")
+            assert gaps["max"] >= 2 and gaps["capped (right)"] >= 2, gaps
             row = page.locator(".wb-samples tbody tr").first
             row.wait_for(timeout=60_000)
             assert re.search(r"gen-(easy|medium)-", row.inner_text()), row.inner_text()
@@ -292,6 +306,8 @@ def test_lm_dashboard_and_run_page_in_a_browser(tmp_path, chromium):
             assert evals and drawn["val pass@1"] == drawn["val easy"] == drawn["val hard"] == evals, drawn
             assert drawn["train (sampled)"] >= 2
             assert page.locator(".wb-run-chart-reward .gtitle").text_content() == "Reward per judge"
+            timed = page.locator(".wb-run-chart-time .js-plotly-plot").evaluate(names)
+            assert timed["update"] >= 2 and timed["generate"] >= 2, timed  # the run page draws the time split too
             page.locator(".wb-run-head").get_by_text("tiny model").wait_for(timeout=30_000)
             page.locator(".wb-events .tabulator-tableholder").get_by_text(MOVE).first.wait_for(timeout=30_000)
             assert page.locator(".wb-events .tabulator-tableholder").get_by_text("samples", exact=True).count() == 0

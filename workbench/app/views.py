@@ -86,10 +86,17 @@ def lm_charts(grpo: bool = True, judges: Sequence[str] = ("exec", "static")) -> 
             _line("losses/grpo_loss", "GRPO loss", 0), _line("losses/kl", "KL (right)", 1, right=True),
             _line("losses/clip_low", "clipped low (right)", 2, right=True),
             _line("losses/clip_high", "clipped high (right)", 3, right=True)]),
+        "time": (_layout("Time per step", "seconds"), [
+            _line("time/step", "step", 0, line={"color": "#444444", "dash": "dot"}),
+            *[_line(f"time/{k}", k, i) for i, k in enumerate(("generate", "judge", "logprob", "update", "waiting", "other"))]]),
+        "mismatch": (_layout("Sampler vs trainer", "log-probability gap, nats", y2title="TIS capped fraction"), [
+            _line("perf/mismatch_rms", "RMS", 0), _line("perf/mismatch_max", "max", 1),
+            _line("losses/tis_clip", "capped (right)", 2, right=True)]),
         "completions": (_layout("Completions", "tokens", y2title="fraction"), [
             _line("charts/completion_length", "mean length", 0), _line("charts/truncated", "truncated (right)", 1, right=True),
             _line("charts/zero_std_groups", "groups without spread (right)", 2, right=True)]),
-        **common,
+        **common, "throughput": (_layout("Throughput", "tokens per second", y2title="MFU"), [
+            _line("perf/tokens_per_s", "tokens/s", 0), _line("perf/mfu", "MFU (right)", 1, right=True)]),
         "level": (level, [_line("charts/level", "level", 0, line={"color": COLORS[0], "shape": "hv"})])}
 
 LM_CHARTS = lm_charts()   # a GRPO run judged by exec and static

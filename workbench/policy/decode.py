@@ -5,7 +5,7 @@
 # %% ../../nbs/02g_policy.decode.ipynb #ff88c837
 from __future__ import annotations
 from ..core import ConfigError  # first: quiets dependency notices
-import tempfile
+import copy, tempfile
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Sequence
@@ -15,7 +15,7 @@ from .tokens import FENCE, PolicyError, Sample, TokenPolicy, _cut, _left_pad
 
 # %% auto #0
 __all__ = ['GENERATORS', 'PROMPT_BUCKET', 'STOP_EVERY', 'LOGP_ROWS', 'bucket', 'stop_point', 'samples_of', 'own_precision',
-           'CompiledDecoder', 'merged_weights', 'VLLMDecoder', 'make_decoder']
+           'CompiledDecoder', 'merged_weights', 'VLLMDecoder', 'make_decoder', 'SamplerCopy']
 
 # %% ../../nbs/02g_policy.decode.ipynb #082aa030
 GENERATORS = ("auto", "loop", "compiled", "vllm")
@@ -167,3 +167,26 @@ def make_decoder(name: str, policy: TokenPolicy):
     _token_policy(policy, f"generator {name}")
     if name == "auto": name = "compiled" if policy.device.type == "cuda" else "loop"
     return None if name == "loop" else CompiledDecoder(policy) if name == "compiled" else VLLMDecoder(policy)
+
+# %% ../../nbs/02g_policy.decode.ipynb #d9af2fb4
+class SamplerCopy:
+    """A second policy on a copy of `policy`'s model, in `dtype` (None: the model's own), decoding with `generator`: it
+    samples while `policy` trains. `refresh()` copies the trained weights in (LoRA's adapters only, with LoRA)."""
+    def __init__(self, policy: TokenPolicy, generator: str = "auto", dtype=None):
+        _token_policy(policy, "SamplerCopy")
+        with own_precision(policy.model) as model: twin = copy.deepcopy(model)
+        for k in ("forward", "_original_forward"): twin.__dict__.pop(k, None)   # (accelerate's autocast wrapper)
+        if dtype is not None: twin.to(dtype)
+        for w in twin.parameters(): w.requires_grad_(False)
+        self.source, self.policy = policy, TokenPolicy(twin.eval(), policy.tokenizer)
+        self.policy.chat = policy.chat
+        self.policy.packed, self.policy.pack_tokens, self.policy.logp_chunk = policy.packed, policy.pack_tokens, policy.logp_chunk
+        self.policy.generator = make_decoder(generator, self.policy)
+
+    @torch.no_grad()
+    def refresh(self) -> None:
+        "Copy the weights `policy` trains into the copy (cast to its dtype), in place."
+        theirs = dict(self.source.model.named_parameters())
+        for name, mine in self.policy.model.named_parameters():
+            if theirs[name].requires_grad: mine.copy_(theirs[name])
+        if self.policy.generator is not None: self.policy.generator.weights_changed()

@@ -7,6 +7,7 @@ from __future__ import annotations
 from ..core import WorkbenchError, check_types  # first: quiets dependency notices
 from ..deps import HF_OFFLINE_BY_USER
 from ..answers import answer_end
+from .passes import LOGP_CHUNK, packed_logprobs
 import copy, json, math, os, re, shutil, tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -106,6 +107,7 @@ class TokenPolicy:
         self.eos_id, self.pad_id = tokenizer.eos_token_id, tokenizer.pad_token_id
         self.chat = False        # prompts go in through the chat template (`use_format`)
         self.generator = None    # a faster decoder than the loop below (`policy.decode`), or None
+        self.packed, self.pack_tokens, self.logp_chunk = False, None, LOGP_CHUNK   # passes' layout (`policy.passes`)
 
     @classmethod
     def tiny(cls, corpus: Sequence[str], config: Optional[TinyLMConfig] = None, seed: int = 0,
@@ -344,7 +346,13 @@ def prompt_ids(self: TokenPolicy, prompts: Sequence[str], room: int) -> list:
 def completion_logprobs(self: TokenPolicy, prompt_ids: Sequence[Sequence[int]], completion_ids: Sequence[Sequence[int]],
                         temperature: float = 1.0, model=None) -> tuple:
     """Log-probabilities [B, C] of each completion's tokens after its prompt (by `model`, default the policy's), with the
-    mask [B, C] of real tokens. One forward pass; logits are kept only where the completions are."""
+    mask [B, C] of real tokens. One forward pass; logits are kept only where the completions are. With `packed`, the
+    pairs packed into rows of `pack_tokens` and log-probabilities taken `logp_chunk` tokens at a time (`policy.passes`);
+    else (and where that cannot read the model) padded rows, the reference."""
+    if self.packed:
+        got = packed_logprobs(model or self.model, prompt_ids, completion_ids, self.pad_id, temperature, self.pack_tokens,
+                              self.logp_chunk)
+        if got is not None: return got
     p_ids, p_mask = _left_pad(prompt_ids, self.pad_id)
     c_ids, c_mask = _right_pad(completion_ids, self.pad_id)
     dev = self.device

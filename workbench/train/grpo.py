@@ -5,8 +5,9 @@
 # %% ../../nbs/05h_train.grpo.ipynb #59c68626
 from __future__ import annotations
 from .lm import LM_LIVE, LMTrainer, model_state  # first: it imports core, which quiets dependency notices
-from .lm import GroupRow, grpo_update, note_spread
+from .grpo_core import GroupRow, grpo_update, note_spread, peak_flops, step_flops
 import collections, time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Optional, Sequence
 
 from fastcore.basics import patch
@@ -14,6 +15,8 @@ from ..core import ConfigError
 from ..tasks.band import PassRateBand, read_rates
 from ..tasks.code import LEVELS
 from ..tasks.env import JudgePool
+from ..policy.decode import SamplerCopy
+import torch
 from ..runs.events import Kind
 
 # %% auto #0
@@ -61,6 +64,11 @@ class GRPOTrainer(LMTrainer):
         self.flat_steps = 0   # steps in a row whose groups all lacked reward spread (`no_spread_notice`)
         self.band = PassRateBand(g.band_low, g.band_high, read_rates(g.band_rates) if g.band_rates else None) \
             if g.band else None   # (the tasks whose groups have spread: `workbench.tasks.band`)
+        half = self.cfg.run.bf16 and g.bf16_sampler and next(self.policy.model.parameters()).dtype != torch.bfloat16
+        self.sampler = SamplerCopy(self.policy, self.cfg.decode.generator, torch.bfloat16 if half else None) \
+            if half or g.off_policy else None   # (what samples, when it is not the policy that trains)
+        self.ahead = ThreadPoolExecutor(1, thread_name_prefix="workbench-sampler") if g.off_policy else None
+        self.pending = None   # off-policy: the next step's (tasks, play's result), generated during this step's update
 
     def live_stats(self) -> dict:
         return {**super().live_stats(), "charts/temperature": self.cfg.grpo.temperature, "charts/beta": self.cfg.grpo.beta}
@@ -79,9 +87,10 @@ class GRPOTrainer(LMTrainer):
         now = self.band.choose(self.env.sample((n - k) * self.band.pool), n - k) if self.band else self.env.sample(n - k)
         return now + [t for i in range(k) for t in self.env.sample(1, below[i % len(below)])]
 
-    def play(self, tasks: Sequence) -> list:
-        """Play every task `group_size` times, the judges at work on each batch of completions as it is generated
-        (`JudgePool`); a `GroupRow` of every attempt (grouped by task and turn), and the judges' timings."""
+    def play(self, tasks: Sequence, policy=None) -> tuple:
+        """Play every task `group_size` times by `policy` (default: the one that trains), the judges at work on each batch
+        of completions as it is generated (`JudgePool`); a `GroupRow` of every attempt (grouped by task and turn), the
+        seconds of generation, and the judges' timings."""
         g, G = self.cfg.grpo, self.cfg.grpo.group_size
         episodes = [t for t in tasks for _ in range(G)]
         prompts, rows, gen_s = self.env.reset(episodes), [], 0.0
@@ -91,9 +100,9 @@ class GRPOTrainer(LMTrainer):
                 live = [i for i, p in enumerate(prompts) if p is not None]
                 judges.turn(live)
                 t0, inline = time.perf_counter(), judges.inline_s
-                samples = self.policy.generate([prompts[i] for i in live], max_new_tokens=self.cfg.decode.max_new_tokens,
-                                               temperature=g.temperature, top_p=g.top_p, batch_size=g.gen_batch,
-                                               on_batch=judges.submit)
+                samples = (policy or self.policy).generate([prompts[i] for i in live], on_batch=judges.submit,
+                                                           max_new_tokens=self.cfg.decode.max_new_tokens,
+                                                           temperature=g.temperature, top_p=g.top_p, batch_size=g.gen_batch)
                 gen_s += time.perf_counter() - t0 - (judges.inline_s - inline)   # (judged in between: not generating)
                 completions = [None] * len(episodes)
                 for i, s in zip(live, samples): completions[i] = s.text
@@ -103,16 +112,32 @@ class GRPOTrainer(LMTrainer):
         finally: judges.close()
         return rows, gen_s, judges.stats()
 
+    def sample(self, tasks: Sequence) -> tuple:
+        "`play` by the sampler, its weights refreshed from the policy's first, or by the policy itself without one."
+        if self.sampler is None: return self.play(tasks)
+        self.sampler.refresh()
+        return self.play(tasks, self.sampler.policy)
+
     def step(self) -> dict:
-        "Sample, judge, and one optimiser step per epoch on the group-relative advantages."
-        t0, tasks = time.perf_counter(), self.draw(self.cfg.optim.batch_size)
-        rows, gen_s, judging = self.play(tasks)
+        """Sample, judge, and one optimiser step per epoch on the group-relative advantages. Off-policy, the next step's
+        samples are generated (by the sampler, holding this step's weights) while this step's update runs."""
+        t0, n, fresh = time.perf_counter(), self.cfg.optim.batch_size, self.pending is None
+        tasks, (rows, gen_s, judging) = self.pending or (lambda t: (t, self.sample(t)))(self.draw(n))
+        self.pending, ahead = None, None
+        if self.ahead is not None and self.global_step + 1 < self.total:
+            later = self.draw(n)
+            self.sampler.refresh()
+            ahead = self.ahead.submit(self.play, later, self.sampler.policy)
         u = grpo_update(self, rows, {"agent": (self.policy, self._train_model, self.reference, ("agent",))})
+        waited = time.perf_counter()
+        if ahead is not None: self.pending = (later, ahead.result()); _, gen_s, judging = self.pending[1]
+        elif not fresh: gen_s, judging = 0.0, {k: 0.0 for k in judging}   # (all generated during the step before)
+        waited = time.perf_counter() - waited if ahead is not None else 0.0
         generated = sum(len(r.sample.completion_ids) for r in rows)
         self.tokens += generated
         out = self._stats(tasks, rows, u, generated, gen_s, judging, t0)
         return {**out, **judging, **self._banded(tasks, rows), "charts/trained_share": len(u["keep"]) / len(rows),
-                "charts/spread_groups": 1.0 - u["no_spread"]}
+                "charts/spread_groups": 1.0 - u["no_spread"], **self._timing(rows, u, gen_s, judging, waited, t0)}
 
     def _banded(self, tasks, rows) -> dict:
         "The band's share of this step's tasks, before each task's first-turn group refreshes its estimate."
@@ -144,7 +169,8 @@ def _stats(self: GRPOTrainer, tasks, rows, u: dict, generated, gen_s, judging, t
            "losses/clip_high": stats.clip_high.item(), "losses/grad_norm": u["norm"], "charts/tokens": self.tokens,
            "perf/tokens_per_s": generated / max(gen_s, 1e-9), "perf/generate_time": gen_s,
            "perf/judge_time": judging["perf/judge_busy_s"],
-           "perf/steps_per_min": 60.0 / (time.perf_counter() - t0)}
+           "perf/steps_per_min": 60.0 / (time.perf_counter() - t0), "perf/mismatch_rms": stats.gap_sq.sqrt().item(),
+           "perf/mismatch_max": stats.gap_max.item(), "losses/tis_clip": stats.tis_clip.item()}
     for name in attempts[0].judges: out[f"judges/{name}"] = sum(a.judges[name] for a in attempts) / len(attempts)
     note_spread(self, no_spread, rewards, len({r.group for r in rows}),
                 self.env.level if self.env.config.source == "gen" else None)   # (a fixed source has no levels)
@@ -160,6 +186,23 @@ def _stats(self: GRPOTrainer, tasks, rows, u: dict, generated, gen_s, judging, t
                  for j in list(range(0, len(rows), max(1, len(rows) // 4)))[:4] for s, a in [(rows[j].sample, rows[j].attempt)]]
         self.bus.emit(Kind.SAMPLES, self.global_step + 1, samples=shown)
     return out
+
+@patch
+def _timing(self: GRPOTrainer, rows, u: dict, gen_s: float, judging: dict, waited: float, t0: float) -> dict:
+    """Where the step's time went, in seconds: generating, judging (the waits for the judges), the reference's
+    log-probabilities, the update, waiting for the samples generated beside the update (off-policy: then generating
+    and judging ran beside it, not in line), the rest; and its MFU (`grpo_core.step_flops` over the device's peak)."""
+    took = time.perf_counter() - t0
+    split = {"generate": gen_s, "judge": judging["perf/judge_wait_s"], "logprob": u["logprob_s"], "update": u["update_s"],
+             "waiting": waited}
+    inline = ("logprob", "update", "waiting") if self.ahead is not None else ("generate", "judge", "logprob", "update")
+    split["other"] = max(0.0, took - sum(split[k] for k in inline))
+    if not hasattr(self, "_weights"): self._weights = sum(w.numel() for w in self.policy.model.parameters())
+    read = lambda ix: sum(len(rows[i].sample.prompt_ids) + len(rows[i].sample.completion_ids) for i in ix)
+    trained = read(u["keep"]) * getattr(self.cfg.grpo, "epochs", 1)
+    flops = step_flops(self._weights, read(range(len(rows))), trained, read(u["keep"]) if self.reference is not None else 0)
+    peak, _ = peak_flops(str(self.device), torch.bfloat16 if self.cfg.run.bf16 else torch.float32)
+    return {**{f"time/{k}": v for k, v in split.items()}, "time/step": took, "perf/mfu": flops / took / peak}
 
 @patch
 def algo_state(self: GRPOTrainer) -> dict:

@@ -5,9 +5,9 @@
 # %% ../../nbs/05f_train.lm.ipynb #8d794b7b
 from __future__ import annotations
 from ..core import ConfigError, resolve_device, reuse_freed_memory, seed_everything  # first: see deps
-import collections, dataclasses, itertools, math, time
+import dataclasses, itertools, math, time
 from pathlib import Path
-from typing import Any, Optional, Union
+from typing import Optional, Union
 
 import torch
 from ..tasks.env import CodeEnv
@@ -18,7 +18,6 @@ from ..policy.decode import make_decoder
 from ..runs.events import Controls, EventBus, Kind
 from .checkpoint import CheckpointManager, find_checkpoint, load_checkpoint, rng_state, set_rng_state
 from .loop import Trainer
-from .loss import group_advantages, grpo_loss
 # the settings live in `train.lm_config`; they are read from here too
 from .lm_config import (  # noqa: F401
     LM_LIVE, CodeGRPOConfig, GRPOConfig, GRPOTrainConfig, LMTrainConfig, ModelConfig, OptimConfig, SFTTrainConfig,
@@ -26,10 +25,8 @@ from .lm_config import (  # noqa: F401
 from .lm_memory import check_token_memory, token_memory  # noqa: F401
 
 # %% auto #0
-__all__ = ['NOTICE_AFTER', 'task_corpus', 'build_policy', 'model_state', 'load_weights', 'start_from', 'prepare_model',
-           'token_frame', 'warmup_cosine', 'optimise', 'set_lr', 'token_summary', 'TokenTrainer', 'LMTrainer',
-           'completion_nll', 'reference_logprobs', 'grpo_terms', 'micro_batches', 'grpo_parts', 'combined', 'GroupRow',
-           'informative', 'grpo_update', 'no_spread_notice', 'note_spread']
+__all__ = ['task_corpus', 'build_policy', 'model_state', 'load_weights', 'start_from', 'prepare_model', 'token_frame',
+           'warmup_cosine', 'optimise', 'set_lr', 'token_summary', 'TokenTrainer', 'LMTrainer', 'completion_nll']
 
 # %% ../../nbs/05f_train.lm.ipynb #238950b6
 def task_corpus(cfg: LMTrainConfig) -> list:
@@ -82,13 +79,14 @@ def start_from(cfg, kind: str) -> tuple:
     return start, cfg
 
 def prepare_model(policy: TokenPolicy, cfg: LMTrainConfig) -> None:
-    "A code agent's model as its settings ask: the prompt format, gradient checkpointing, the decoder (on its device)."
+    "A code agent's model as its settings ask: the prompt format, gradient checkpointing, packed passes, the decoder."
     if cfg.model.model != "tiny": policy.use_format(cfg.model.prompt_format)
     if cfg.model.gradient_checkpointing:
         on = getattr(policy.model, "activation_checkpointing_enable", None)   # transformers 5.2x; before it, the old name
         if on: on(activation_checkpointing_kwargs={"use_reentrant": False})
         else: policy.model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
         policy.model.config.use_cache = False   # (generation passes use_cache itself)
+    policy.packed, policy.pack_tokens, policy.logp_chunk = cfg.model.packed, cfg.model.pack_tokens, cfg.model.logp_chunk
     policy.generator = make_decoder(cfg.decode.generator, policy)
 
 def token_frame(trainer, cfg, kind: str, run_dir, bus, controls, resume: Optional[dict]) -> tuple:
@@ -275,124 +273,3 @@ def completion_nll(policy: TokenPolicy, pairs: list, accelerator, model=None) ->
         logp, mask = policy.completion_logprobs(prompts, targets, model=model)
     return -(logp * mask).sum() / mask.sum(), int(mask.sum())
 
-def reference_logprobs(policy: TokenPolicy, samples: list, g: GRPOConfig, reference) -> Optional[torch.Tensor]:
-    "The reference model's log-probabilities of the samples' tokens (for GRPO's KL term), or None with no reference."
-    if reference is None: return None
-    with torch.no_grad():
-        return policy.completion_logprobs([s.prompt_ids for s in samples], [s.completion_ids for s in samples],
-                                          g.temperature, model=reference)[0]
-
-def grpo_terms(policy: TokenPolicy, samples: list, adv: torch.Tensor, g: GRPOConfig, accelerator, model=None,
-               ref_logp: Optional[torch.Tensor] = None, old_logp: Optional[torch.Tensor] = None,
-               max_tokens: Optional[int] = None) -> tuple:
-    """GRPO's loss of `samples` (a policy's `Sample`s) with their advantages `adv`, under settings `g`: the clipped ratio
-    to `old_logp` (default: these log-probabilities, detached: one epoch), truncated completions masked if asked, the
-    KL term to `ref_logp`; `max_tokens` is Dr. GRPO's constant (the run's `max_new_tokens`). Returns (loss, its stats,
-    the old log-probabilities for the next epoch)."""
-    with accelerator.autocast():
-        logp, mask = policy.completion_logprobs([s.prompt_ids for s in samples], [s.completion_ids for s in samples],
-                                                g.temperature, model=model)
-    if g.mask_truncated: mask = mask * (1 - torch.tensor([float(s.truncated) for s in samples], device=mask.device))[:, None]
-    old = logp.detach() if old_logp is None else old_logp
-    loss, stats = grpo_loss(logp, old, adv.to(logp.device), mask, g.loss_type, g.epsilon, g.epsilon_high, g.beta, ref_logp,
-                            max_tokens)
-    return loss, stats, old
-
-def micro_batches(samples: list, g: GRPOConfig) -> list:
-    """(indices, loss weight, token weight) of each micro-batch of `g.micro_batch` samples (one part when 0): the parts'
-    losses times their weights sum to the whole batch's loss (a mean over completions for loss types grpo and dr_grpo,
-    over tokens for bnpo and dapo); their statistics, token means, combine by the token weights."""
-    n, size = len(samples), getattr(g, "micro_batch", 0) or len(samples)   # (a team's GRPO: one part)
-    counted = [0 if g.mask_truncated and s.truncated else len(s.completion_ids) for s in samples]
-    total, out = sum(counted), []
-    for i in range(0, n, size):
-        idx = list(range(i, min(i + size, n)))
-        tokens = sum(counted[j] for j in idx) / total if total else len(idx) / n
-        out.append((idx, len(idx) / n if g.loss_type in ("grpo", "dr_grpo") else tokens, tokens))
-    return out
-
-def grpo_parts(policy: TokenPolicy, samples: list, adv: torch.Tensor, g: GRPOConfig, accelerator, model, parts: list,
-               refs: list, olds: list, measured: list, max_tokens: Optional[int] = None):
-    """GRPO's weighted loss of each micro-batch of `parts` (`micro_batches`) in turn, for `optimise` to backpropagate one
-    at a time; `olds` (their old log-probabilities) filled at the first epoch; (weighted loss, stats, token weight) of
-    each appended to `measured`."""
-    for k, (idx, w, wt) in enumerate(parts):
-        loss, stats, olds[k] = grpo_terms(policy, [samples[i] for i in idx], adv[idx], g, accelerator, model, refs[k], olds[k],
-                                          max_tokens)
-        measured.append((loss.detach() * w, stats, wt))
-        yield loss * w
-
-def combined(measured: list) -> tuple:
-    "The whole batch's loss and statistics from its micro-batches' (`grpo_parts`)."
-    loss = sum(m[0] for m in measured)
-    return loss, type(measured[0][1])(*(sum(m[2] * getattr(m[1], f) for m in measured) for f in measured[0][1]._fields))
-
-# %% ../../nbs/05f_train.lm.ipynb #8d0f8e2a
-@dataclasses.dataclass
-class GroupRow:
-    "One answer of a GRPO step, a code agent's or a team's: the sample, its group, its reward, and whose answer it is."
-    sample: Any                    # the policy's `Sample`: prompt and completion token ids, text, truncated
-    group: tuple                   # advantages are normalised among the rows of one group
-    reward: float
-    task: int = 0                  # its task's index in the step
-    episode: Optional[int] = None  # its episode's index (a tree's branch: None)
-    attempt: Any = None            # a code agent's `Attempt`, a team's `TeamTurn` (None: a tree's branch)
-    role: str = "agent"            # whose answer: a team's role (its policy learns from it)
-    round: int = 1                 # its turn: a code agent's attempt, a team's round
-
-def informative(rows: list, rewards: torch.Tensor) -> list:
-    "Indices of the rows whose group's rewards differ (all of them when no group's do: the KL term still pulls)."
-    groups = collections.defaultdict(list)
-    for i, r in enumerate(rows): groups[r.group].append(i)
-    keep = sorted(i for ix in groups.values() if rewards[ix].max() - rewards[ix].min() > 1e-6 for i in ix)
-    return keep or list(range(len(rows)))
-
-def grpo_update(trainer, rows: list, policies: dict) -> dict:
-    """One GRPO update of `trainer` on `rows` (`GroupRow`s): advantages within groups (only the informative groups with
-    `filter_groups`); each policy, `policies[pid]` = (`TokenPolicy`, the model that trains, its reference or None, the
-    roles it answers for), on its own rows in micro-batches; `epochs` optimiser steps. Returns the advantages, the
-    kept rows, the loss, its stats, the gradient norm and each policy's (loss, stats)."""
-    g, n = trainer.cfg.grpo, trainer.cfg.decode.max_new_tokens
-    rewards = torch.tensor([r.reward for r in rows], dtype=torch.float32)
-    adv, no_spread = group_advantages(rewards, [r.group for r in rows], g.scale_rewards)
-    keep = informative(rows, rewards) if getattr(g, "filter_groups", False) else list(range(len(rows)))
-    plan = []   # (pid, its samples, their advantages, micro-batches, references)
-    for pid, (policy, model, reference, roles) in policies.items():
-        mine = [i for i in keep if rows[i].role in roles]
-        if not mine: continue
-        samples = [rows[i].sample for i in mine]
-        parts = micro_batches(samples, g)
-        refs = [reference_logprobs(policy, [samples[i] for i in idx], g, reference) for idx, *_ in parts]
-        plan.append((pid, samples, adv[mine], parts, refs, [None] * len(parts)))   # olds: the first epoch's
-    for _, model, _, _ in policies.values(): model.train()
-    for _ in range(getattr(g, "epochs", 1)):
-        measured = {pid: [] for pid, *_ in plan}
-        norm = trainer._optimise(part for pid, samples, a, parts, refs, olds in plan
-                                 for part in grpo_parts(policies[pid][0], samples, a, g, trainer.accelerator,
-                                                        policies[pid][1], parts, refs, olds, measured[pid], n))
-        if trainer.diverged: break
-    loss, stats = combined([m for ms in measured.values() for m in ms])
-    return {"advantages": adv, "no_spread": no_spread, "keep": keep, "rewards": rewards, "loss": loss, "stats": stats,
-            "norm": norm, "policies": {pid: combined(ms) for pid, ms in measured.items()}}
-
-# %% ../../nbs/05f_train.lm.ipynb #7bfa24be
-NOTICE_AFTER = 3   # steps in a row with no reward spread in any group before the run says so
-
-def no_spread_notice(rewards: torch.Tensor, groups: int, steps: int, level: Optional[str]) -> str:
-    "Why GRPO has had nothing to learn from for `steps` steps, in one line: every sample failed, passed, or scored alike."
-    where, at = f"in {groups} of {groups} groups for {steps} steps", f" at level {level}" if level else ""
-    if rewards.max() <= 0: return (f"no reward spread {where}: every sample failed{at}; start from a stronger SFT run "
-                                   "(more --updates or --sft-demos)" + (" or an easier --level" if level else ""))
-    if rewards.min() >= 1: return (f"no reward spread {where}: every sample passed{at}; "
-                                   + ("a harder --level (or the curriculum)" if level else "a harder task")
-                                   + " gives it something to learn")
-    return (f"no reward spread {where}: each group's samples scored alike; raise --temperature or --group-size "
-            "for samples that differ")
-
-def note_spread(trainer, no_spread: float, rewards: torch.Tensor, groups: int, level: Optional[str]) -> None:
-    """Count a trainer's steps in a row with no reward spread in any group (`no_spread`, the share of such groups, is 1);
-    at the `NOTICE_AFTER`th, its main process emits a `notice` with the likely cause (a team's steps too)."""
-    trainer.flat_steps = getattr(trainer, "flat_steps", 0) + 1 if no_spread >= 1.0 else 0
-    if trainer.flat_steps == NOTICE_AFTER and trainer.main:   # once a streak: a line in the log, the store and the console
-        trainer.bus.emit(Kind.NOTICE, trainer.global_step + 1,
-                         text=no_spread_notice(rewards, groups, trainer.flat_steps, level))

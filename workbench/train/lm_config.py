@@ -89,6 +89,12 @@ class ModelConfig:
     "raw (continue the task's text), chat (the chat template; the code from the answer's block), auto (chat if it has one)"
     gradient_checkpointing: bool = False
     "recompute activations in the backward pass instead of keeping them (less memory, about a third more time)"
+    packed: bool = True
+    "pack the passes' prompt+completion pairs into rows by a token budget (no padding), log-probabilities a chunk at a time"
+    pack_tokens: Optional[int] = None
+    "token budget of a packed row (None: twice the pass's longest prompt + completion)"
+    logp_chunk: int = 1024
+    "completion tokens whose logits over the vocabulary exist at once in a packed pass (0: all of them)"
     init: Optional[str] = None
     "start from the weights (and model settings) of this run folder or checkpoint: GRPO from an SFT run"
     hidden: int = 128
@@ -111,6 +117,9 @@ class ModelConfig:
         if self.model != "tiny": self.folder   # there (installed, a folder, in the cache)? one line if not
         if self.lora < 0: raise PolicyError(f"lora must be 0 (off) or a rank, got {self.lora}")
         if self.corpus_tasks < 1: raise ConfigError(f"corpus_tasks must be at least 1, got {self.corpus_tasks}")
+        if self.pack_tokens is not None and self.pack_tokens < 1:
+            raise ConfigError(f"pack_tokens must be at least 1 (or left out: twice the longest pair), got {self.pack_tokens}")
+        if self.logp_chunk < 0: raise ConfigError(f"logp_chunk must be 0 (all at once) or more, got {self.logp_chunk}")
         self.tiny   # checks the sizes
         if self.model == "tiny":   # settings of another model are refused, not ignored
             for k in ("lora", "gguf_file"):
@@ -218,12 +227,14 @@ class GRPOConfig:
     "sampling temperature, above 0 (the log-probabilities in the loss use it too)"
     mask_truncated: bool = True
     "leave truncated completions out of the loss"
+    tis_cap: float = 2.0
+    "cap of each token's importance weight, trainer over sampler probability (TIS: a bf16 or off-policy sampler); 0: off"
 
     def __post_init__(self):
         check_types(self)
         if self.group_size < 2:
             raise ConfigError(f"group_size must be at least 2 (advantages compare samples), got {self.group_size}")
-        for k in ("beta", "epsilon"):
+        for k in ("beta", "epsilon", "tis_cap"):
             if getattr(self, k) < 0: raise ConfigError(f"{k} must be non-negative, got {getattr(self, k)}")
         if not self.temperature > 0:
             raise ConfigError(f"GRPO samples each task's group: temperature must be above 0, got {self.temperature} (at 0 "
@@ -248,6 +259,10 @@ class CodeGRPOConfig(GRPOConfig):
     "passes over each step's samples (TRL's num_iterations); the ratio is 1 at the first"
     micro_batch: int = 0
     "completions in one forward and backward pass, gradients summed to one step (0: the whole step's at once)"
+    off_policy: bool = False
+    "generate the next step's samples while this step's update runs (one step off-policy; tis_cap corrects)"
+    bf16_sampler: bool = True
+    "with --bf16, sample from a bf16 copy of the weights refreshed after each update (False: decode in the fp32 weights)"
     curriculum: bool = True
     "move the level of generated tasks up (and down) on the rolling pass rate"
     promote_at: float = 0.8

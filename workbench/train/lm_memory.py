@@ -17,11 +17,12 @@ PROMPT_TOKENS = 16     # a generated task's prompt, at least
 SAMPLE_BYTES = 2048    # a sample's prompt text, token lists and objects, at least (a Plan-Path sample and its turn: about 5 KiB)
 SOURCE_TOKENS = {"benchmark": (85, 68), "humaneval": (170, 180), "codeio": (356, 738)}   # median prompt, reference (SmolLM2)
 
-def step_bytes(sizes: dict, tokens: int, completion: int, checkpointed: bool) -> int:
-    "What a row of `tokens` tokens (`completion` of them scored) keeps for the backward pass: activations and logits."
+def step_bytes(sizes: dict, tokens: int, completion: int, checkpointed: bool, logits: bool = True) -> int:
+    """What a row of `tokens` tokens (`completion` of them scored) keeps for the backward pass: activations, and the
+    logits unless a packed pass takes them a chunk at a time (`policy.passes`)."""
     hidden, layers, ffn, vocab = (sizes.get(k, 1) for k in ("hidden", "layers", "ffn", "vocab"))
     layer = 4 * (16 * hidden + 4 * ffn)   # float32: the norms, the attention's inputs and output, the MLP's projections
-    return tokens * (4 * hidden * layers + layer if checkpointed else layer * layers) + (completion + 1) * vocab * 8
+    return tokens * (4 * hidden * layers + layer if checkpointed else layer * layers) + logits * (completion + 1) * vocab * 8
 
 def token_memory(cfg) -> list:
     """What a token run (`LMTrainConfig`, or a team's `TeamTrainConfig`) holds at its peak, about: (what, bytes, on the
@@ -47,7 +48,8 @@ def token_memory(cfg) -> list:
         rows, C = o.batch_size * len(roles), reference
         what = f"SFT's step (batch_size {o.batch_size:,}" + (f" x {len(roles)} roles)" if team else ")")
     tokens, live = prompt + C, min(rows, micro or rows)   # the rows a backward pass holds
-    parts += [(what, live * step_bytes(s, tokens, C, m.gradient_checkpointing), True),
+    chunk = min(m.logp_chunk or live * C, live * C) if m.packed else 0
+    parts += [(what, live * step_bytes(s, tokens, C, m.gradient_checkpointing, not chunk) + chunk * vocab * 8, True),
               (f"{what[:-1]}: its samples)", rows * (tokens * 8 + SAMPLE_BYTES), False)]
     if team:
         parts.append((f"an evaluation (eval_grids {team.eval_grids:,} x {len(roles)} roles x rounds {team.rounds:,})",

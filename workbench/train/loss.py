@@ -102,20 +102,30 @@ class GRPOStats(NamedTuple):
     clip_low: torch.Tensor       # fraction of tokens clipped below (ratio < 1 - epsilon, negative advantage)
     clip_high: torch.Tensor      # ... above (ratio > 1 + epsilon_high, positive advantage)
     ratio: torch.Tensor          # mean ratio
+    gap_sq: torch.Tensor         # mean squared gap between the trainer's (old) and the sampler's log-probabilities, nats^2
+    gap_max: torch.Tensor        # the largest such gap, nats (micro-batches combine it by its maximum)
+    tis_clip: torch.Tensor       # fraction of tokens whose importance weight to the sampler was capped (TIS)
 
 LOSS_TYPES = ("grpo", "bnpo", "dr_grpo", "dapo")
 
 def grpo_loss(logp: torch.Tensor, old_logp: torch.Tensor, advantages: torch.Tensor, mask: torch.Tensor,
               loss_type: str = "dapo", epsilon: float = 0.2, epsilon_high: Optional[float] = None, beta: float = 0.0,
               ref_logp: Optional[torch.Tensor] = None, max_completion_length: Optional[int] = None,
-              num_tokens: Optional[float] = None) -> tuple:
-    """The GRPO loss of completions [B, T] (`logp` from the policy in training, `old_logp` from the one that sampled,
-    `mask` 1 on real tokens) with one advantage a completion [B]; and its `GRPOStats`."""
+              num_tokens: Optional[float] = None, sampler_logp: Optional[torch.Tensor] = None, tis_cap: float = 0.0,
+              sampled: Optional[torch.Tensor] = None) -> tuple:
+    """The GRPO loss of completions [B, T] (`logp` from the policy in training, `old_logp` from it before this step's
+    update, `mask` 1 on real tokens) with one advantage a completion [B]; and its `GRPOStats`. With `sampler_logp`,
+    the log-probabilities the sampler gave (another copy of the weights: bf16, or a step behind), the gap to
+    `old_logp` is measured, and with `tis_cap` each token's loss is weighted by min(exp(old - sampler), tis_cap), the
+    truncated importance weight (TIS) that corrects for the sampler not being the trainer. The gap's statistics cover
+    the tokens of `sampled` (default `mask`: those the loss leaves out count too, as truncated completions' do)."""
     if loss_type not in LOSS_TYPES: raise ValueError(f"loss_type must be one of {', '.join(LOSS_TYPES)}, got {loss_type!r}")
     hi = epsilon if epsilon_high is None else epsilon_high
     ratio = torch.exp(logp - old_logp)
     a = advantages[:, None]
     per_token = -torch.min(ratio * a, ratio.clamp(1 - epsilon, 1 + hi) * a)
+    gap = (old_logp - sampler_logp).detach() if sampler_logp is not None else torch.zeros_like(logp)
+    if sampler_logp is not None and tis_cap > 0: per_token = per_token * torch.exp(gap).clamp(max=tis_cap)
     kl = torch.zeros_like(logp)
     if beta:
         if ref_logp is None: raise ValueError("beta > 0 needs ref_logp, the reference model's log-probabilities")
@@ -132,5 +142,9 @@ def grpo_loss(logp: torch.Tensor, old_logp: torch.Tensor, advantages: torch.Tens
     with torch.no_grad():
         n = tokens.clamp(min=1)
         low = ((ratio < 1 - epsilon) & (a < 0)).float(); high = ((ratio > 1 + hi) & (a > 0)).float()
-        stats = GRPOStats((kl * mask).sum() / n, (low * mask).sum() / n, (high * mask).sum() / n, (ratio * mask).sum() / n)
+        capped = (torch.exp(gap) > tis_cap).float() if sampler_logp is not None and tis_cap > 0 else torch.zeros_like(gap)
+        seen = mask if sampled is None else sampled
+        stats = GRPOStats((kl * mask).sum() / n, (low * mask).sum() / n, (high * mask).sum() / n, (ratio * mask).sum() / n,
+                          (gap ** 2 * seen).sum() / seen.sum().clamp(min=1), (gap.abs() * seen).max() if seen.any()
+                          else gap.new_zeros(()), (capped * mask).sum() / n)
     return loss, stats

@@ -20,8 +20,8 @@ from ..runs.events import Controls, EventBus, Kind
 from .checkpoint import CheckpointManager
 from .team_config import (  # noqa: F401  (the settings, read from here too)
     GROUPINGS, ROUNDS_MAX, TeamConfig, TeamGRPOConfig, TeamSFTConfig, TeamTrainConfig, group_key)
-from .lm import (GroupRow, TokenTrainer, build_policy, completion_nll, grpo_update, load_weights, model_state,
-    note_spread, token_frame)
+from .lm import TokenTrainer, build_policy, completion_nll, load_weights, model_state, token_frame
+from .grpo_core import GroupRow, grpo_update, note_spread
 
 # %% auto #0
 __all__ = ['play_team', 'evaluate_team', 'play_tree', 'TeamTrainer', 'team_samples', 'TeamSFTTrainer', 'TeamGRPOTrainer']
