@@ -10,9 +10,16 @@ In bf16 on CUDA. Parts, each in a process of its own (peak memory is each one's)
   warm-up call of the same shape (compilation), and its peak memory;
   then (`agree`) greedy completions of the loop and the compiled decoder (and vLLM) for the same weights, in fp32, on a
   2-block model of the same shape whose weights are scaled so that greedy tokens are not ties: how many equal;
+* `logp`: the log-probability pass of GRPO's update (forward and backward) over `--prompts` x `--group` completions of
+  `--tokens` tokens after 96-token prompts, on a 2-block model with the real vocabulary (the logits are what matter):
+  packed and chunked (`policy.passes`, the default) against padded with every token's logits at once (the reference):
+  the largest difference of their log-probabilities, each one's time and peak memory (on a CPU the process's peak RSS:
+  the packed pass runs first, so the second peak is the padded one's);
 * `ours` / `trl`: GRPO steps of `--prompts` tasks x G `--group` with up to `--tokens` new tokens, full weights, no KL,
   DAPO loss, the code env's reward (TRL through `workbench.tasks.eval.trl_reward`), no vLLM: updates/min over the steps
-  after the first (which compiles), and peak memory.
+  after the first (which compiles), peak memory, and ours' time split, MFU estimate and sampler-trainer gap (in bf16 it
+  samples from a bf16 copy of the weights); `ours-off`: ours one step off-policy (the next step's samples generated
+  beside this step's update).
 
     python bench/grpo_gpu.py                           # on a GPU: all of it (tools/gpu/grpo.sh runs it there)
     python bench/grpo_gpu.py --cpu --tiny              # the same parts on a CPU with a tiny model, in under a minute
@@ -114,6 +121,42 @@ def agree(a, backends) -> dict:
     return out
 
 
+def logp(a) -> dict:
+    """The packed, chunked log-probability pass against the padded one on the same completions: the largest difference,
+    and each one's seconds and peak memory (forward and backward)."""
+    import resource
+    import torch
+    from workbench.policy.tokens import TokenPolicy
+
+    torch.manual_seed(0)
+    folder = make_model(tempfile.mkdtemp(prefix="logp-"), TINY if a.tiny else QWEN_05B, layers=2)
+    policy = TokenPolicy.load(folder, dtype=getattr(torch, a.dtype))
+    policy.model.to(a.device)
+    vocab, n = policy.model.config.vocab_size, a.prompts * a.group
+    g = torch.Generator().manual_seed(1)
+    prompt_ids = [torch.randint(0, vocab, (96,), generator=g).tolist() for _ in range(n)]
+    lengths = torch.randint(a.tokens // 4, a.tokens + 1, (n,), generator=g).tolist()  # completions of many lengths
+    completion_ids = [torch.randint(0, vocab, (k,), generator=g).tolist() for k in lengths]
+    out, values = {"part": "logp", "completions": n, "tokens": sum(lengths), "vocab": vocab}, {}
+    for name, packed in (("packed", True), ("padded", False)):  # (packed first: a CPU's peak RSS only grows)
+        policy.packed = packed
+        if a.device.startswith("cuda"):
+            torch.cuda.synchronize()
+            torch.cuda.reset_peak_memory_stats()
+        t0 = time.perf_counter()
+        lp, mask = policy.completion_logprobs(prompt_ids, completion_ids, 1.0)
+        (lp * mask).sum().backward()
+        if a.device.startswith("cuda"):
+            torch.cuda.synchronize()
+        policy.model.zero_grad(set_to_none=True)
+        values[name] = (lp.detach().float() * mask).cpu()
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # KiB -> GiB
+        out[name] = {"seconds": round(time.perf_counter() - t0, 2), "peak_gib": peak(a.device) or round(rss, 2)}
+        del lp, mask
+    out["max_abs_diff_nats"] = float((values["packed"] - values["padded"]).abs().max())
+    return out
+
+
 def ours(a) -> dict:
     from workbench.runs.events import Kind
     from workbench.train.grpo import GRPOTrainer
@@ -124,7 +167,8 @@ def ours(a) -> dict:
          "max_new_tokens": a.tokens, "temperature": 1.0, "beta": 0.0, "loss_type": "dapo", "learning_rate": 1e-6,
          "warmup": 0, "eval_every": 0, "checkpoint_every": 0, "curriculum": False, "device": a.device,
          "bf16": a.dtype == "bfloat16", "generator": a.generator, "micro_batch": a.micro_batch,
-         "gen_batch": a.prompts * a.group, "torch_threads": None if a.device.startswith("cuda") else 1}
+         "gen_batch": a.prompts * a.group, "torch_threads": None if a.device.startswith("cuda") else 1,
+         "off_policy": a.off_policy}
     )  # fmt: skip
     trainer, events = GRPOTrainer(cfg), []
     trainer.bus.subscribe(events.append)
@@ -134,10 +178,16 @@ def ours(a) -> dict:
     wall = sum(u["perf/step_time"] for u in steps)
     gen = sum(u["perf/generate_time"] for u in steps)
     tokens = sum(u["perf/tokens_per_s"] * u["perf/generate_time"] for u in steps)
-    return {"part": "grpo", "trainer": "workbench", "generator": a.generator, "steps": len(steps),
-            "updates_per_min": round(60 * len(steps) / wall, 2), "tokens_per_s_generating": round(tokens / gen, 1),
-            "generate_share": round(gen / wall, 3), "mean_completion": round(tokens / (len(steps) * a.prompts * a.group), 1),
-            "peak_gib": peak(a.device)}  # fmt: skip
+    mean = lambda k: round(sum(u[k] for u in steps) / len(steps), 4)
+    return {"part": "grpo", "trainer": "workbench" + ("-off-policy" if a.off_policy else ""), "generator": a.generator,
+            "steps": len(steps), "updates_per_min": round(60 * len(steps) / wall, 2),
+            "tokens_per_s_generating": round(tokens / max(gen, 1e-9), 1), "generate_share": round(gen / wall, 3),
+            "mean_completion": round(tokens / (len(steps) * a.prompts * a.group), 1), "peak_gib": peak(a.device),
+            "sampler": "bf16 copy" if trainer.sampler and trainer.sampler.policy.model.dtype != trainer.policy.model.dtype
+            else "copy" if trainer.sampler else "the trained weights",
+            "time_split_s": {k.split("/")[1]: mean(k) for k in steps[0] if k.startswith("time/")},
+            "mfu": mean("perf/mfu"), "mismatch_rms": mean("perf/mismatch_rms"), "mismatch_max": mean("perf/mismatch_max"),
+            "tis_clip": mean("losses/tis_clip")}  # fmt: skip
 
 
 def trl(a) -> dict:
@@ -196,7 +246,9 @@ def worker(a) -> dict:
         import torch
 
         torch.set_num_threads(1)
-    return {"decode": decode, "ours": ours, "trl": trl}[a.worker](a)
+    if a.worker == "ours-off":
+        a.off_policy = True
+    return {"decode": decode, "logp": logp, "ours": ours, "ours-off": ours, "trl": trl}[a.worker](a)
 
 
 def run_part(a, part: str, timeout: float) -> dict:
@@ -232,9 +284,10 @@ def main():
     p.add_argument("--generator", default="auto", help="GRPO (ours): the decoder")
     p.add_argument("--micro-batch", type=int, default=32, help="GRPO (ours): completions a forward/backward pass")
     p.add_argument("--backends", nargs="+", default=["loop", "compiled", "vllm"])
-    p.add_argument("--parts", default="decode,ours,trl")
+    p.add_argument("--parts", default="decode,logp,ours,trl,ours-off")
     p.add_argument("--budget", type=float, default=420, help="seconds for all parts; each part gets what is left")
     p.add_argument("--json", help="append each part's result to this file as it comes")
+    p.add_argument("--off-policy", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--worker", help=argparse.SUPPRESS)
     p.add_argument("--folder", help=argparse.SUPPRESS)
     p.add_argument("--device", default=None, help=argparse.SUPPRESS)
@@ -280,13 +333,21 @@ def main():
         if "tokens_per_s" in r.get(b, {})
     }
     grpo = {r["trainer"]: r["updates_per_min"] for r in results if r.get("part") == "grpo" and "updates_per_min" in r}
+    for r in results:
+        if r.get("part") == "logp" and "packed" in r:
+            print(
+                f"log-probability pass: packed {r['packed']['seconds']} s, peak {r['packed']['peak_gib']} GiB; padded "
+                f"{r['padded']['seconds']} s, peak {r['padded']['peak_gib']} GiB; largest difference "
+                f"{r['max_abs_diff_nats']:.2e} nats"
+            )
     if "loop" in rate:
         print(
             "decode tokens/s: " + ", ".join(f"{b} {v:,.0f} ({v / rate['loop']:.1f}x the loop)" for b, v in rate.items())
         )
-    if len(grpo) == 2:
+    if "workbench" in grpo and "trl" in grpo:
         print(
             f"GRPO updates/min: workbench {grpo['workbench']}, TRL {grpo['trl']} ({grpo['workbench'] / grpo['trl']:.2f}x)"
+            + (f"; one step off-policy {grpo['workbench-off-policy']}" if "workbench-off-policy" in grpo else "")
         )
 
 

@@ -10,7 +10,8 @@ steps: generation, judging and the update). Caveat: our generation also ends at 
 `#`, ...); TRL's ends only at the end-of-sequence token, so its completions run longer: compare tokens/s for the
 generator, updates/min for the whole loop at the work each one does.
 
-    python bench/grpo_throughput.py              # 12 steps each (TRL: pip install -e .[dev] brings it)
+    python bench/grpo_throughput.py              # 12 steps each (TRL: pip install -e .[dev] brings it); ours also
+                                                 # one step off-policy (the next step generated beside the update)
     python bench/grpo_throughput.py --steps 3    # a smoke test
 """
 
@@ -25,7 +26,7 @@ def make_model(folder: str) -> None:
     build_policy(LMTrainConfig()).save(folder)
 
 
-def ours(folder: str, steps: int) -> dict:
+def ours(folder: str, steps: int, off_policy: bool = False) -> dict:
     from workbench.runs.events import Kind
     from workbench.train.grpo import GRPOTrainer
     from workbench.train.lm import LMTrainConfig
@@ -47,6 +48,7 @@ def ours(folder: str, steps: int) -> dict:
             "checkpoint_every": 0,
             "curriculum": False,
             "device": "cpu",
+            "off_policy": off_policy,
         }
     )
     trainer, events = GRPOTrainer(cfg), []
@@ -58,7 +60,7 @@ def ours(folder: str, steps: int) -> dict:
     tokens = sum(u["perf/tokens_per_s"] * u["perf/generate_time"] for u in updates)
     wall = sum(u["perf/step_time"] for u in updates)
     return {
-        "trainer": "workbench",
+        "trainer": "workbench" + (" one step off-policy" if off_policy else ""),
         "steps": len(updates),
         "tokens_per_s": tokens / gen_s,
         "updates_per_min": 60 * len(updates) / wall,
@@ -125,16 +127,17 @@ def trl(folder: str, steps: int) -> dict:
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--steps", type=int, default=12)
-    p.add_argument("--worker", choices=["ours", "trl"])
+    p.add_argument("--worker", choices=["ours", "ours-off", "trl"])
     p.add_argument("--folder")
     a = p.parse_args()
     if a.worker:
-        print("RESULT " + json.dumps((ours if a.worker == "ours" else trl)(a.folder, a.steps)))
+        work = {"ours": ours, "ours-off": lambda f, n: ours(f, n, off_policy=True), "trl": trl}[a.worker]
+        print("RESULT " + json.dumps(work(a.folder, a.steps)))
         return
     folder = tempfile.mkdtemp(prefix="grpo-bench-")
     make_model(folder)
     results = {}
-    for who in ("ours", "trl"):
+    for who in ("ours", "trl", "ours-off"):
         r = subprocess.run(
             [sys.executable, __file__, "--worker", who, "--folder", folder, "--steps", str(a.steps)],
             capture_output=True,
@@ -147,7 +150,7 @@ def main():
             continue
         results[who] = json.loads(line[7:])
         print(json.dumps(results[who]))
-    if len(results) == 2:
+    if "ours" in results and "trl" in results:
         o, t = results["ours"], results["trl"]
         print(
             f"updates/min: workbench {o['updates_per_min']:.1f}, TRL {t['updates_per_min']:.1f} "
@@ -155,6 +158,9 @@ def main():
             f"{t['mean_completion']:.1f} tokens; generated tokens per second of whole step: workbench "
             f"{o['mean_completion'] * TASKS * G * o['updates_per_min'] / 60:.0f}, TRL {t['tokens_per_s_whole_step']:.0f}"
         )
+    if "ours-off" in results and "trl" in results:
+        f, t = results["ours-off"]["updates_per_min"], results["trl"]["updates_per_min"]
+        print(f"one step off-policy: workbench {f:.1f} updates/min ({f / t:.2f}x TRL)")
 
 
 if __name__ == "__main__":

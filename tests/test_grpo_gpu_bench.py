@@ -1,6 +1,6 @@
 """`bench/grpo_gpu.py --cpu --tiny`, the CPU-sized run of the GPU benchmark: every part (the decoders' tokens/s and
-their agreement, our GRPO and TRL's `GRPOTrainer` with our judges as its reward) runs and reports, so that the script is
-ready when a GPU is lent."""
+their agreement, the packed log-probability pass against the padded one, our GRPO on- and off-policy and TRL's
+`GRPOTrainer` with our judges as its reward) runs and reports, so that the script is ready when a GPU is lent."""
 
 import json, subprocess, sys
 from pathlib import Path
@@ -23,12 +23,17 @@ def test_grpo_gpu_bench_runs_on_a_cpu(tmp_path):
     r = subprocess.run(cli, capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert r.returncode == 0, r.stderr[-2000:]
     parts = [json.loads(line) for line in out.read_text().splitlines()]
-    decode, ours, trl = parts
+    decode, logp, ours, trl, off = parts
     assert all(decode[b]["tokens_per_s"] > 0 for b in ("loop", "compiled")), decode
     assert decode["compiled_agrees"] == decode["agree_prompts"] == 16 and decode["distinct_loop_completions"] > 1, (
         decode
     )
+    assert logp["max_abs_diff_nats"] < 1e-3 and logp["packed"]["peak_gib"] > 0 and logp["padded"]["seconds"] > 0, logp
     assert ours["trainer"] == "workbench" and ours["steps"] == 2 and ours["updates_per_min"] > 0, ours
+    assert ours["mfu"] > 0 and {"generate", "judge", "logprob", "update", "waiting", "other"} <= set(
+        ours["time_split_s"]
+    )
+    assert off["trainer"] == "workbench-off-policy" and off["updates_per_min"] > 0 and off["sampler"] == "copy", off
     assert trl["trainer"] == "trl" and trl["updates_per_min"] > 0, trl
     assert 0.0 <= trl["reward_mean"] <= 1.0, (
         trl

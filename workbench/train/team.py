@@ -124,7 +124,9 @@ class TeamTrainer(TokenTrainer):
             models = {pid: TokenPolicy.tiny([] if tok else corpus, m.tiny, seed=self.cfg.run.seed, tokenizer=tok) for pid in ids}
             tok = next(iter(models.values())).tokenizer
             for p in models.values(): p.tokenizer = tok
-        for p in models.values(): p.model.to(self.device)
+        for p in models.values():
+            p.model.to(self.device)
+            p.packed, p.pack_tokens, p.logp_chunk = m.packed, m.pack_tokens, m.logp_chunk   # (`policy.passes`)
         if state is not None:
             saved = state["models"]
             for pid, p in models.items():
