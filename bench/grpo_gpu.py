@@ -118,6 +118,18 @@ def agree(a, backends) -> dict:
         policy.generator = make_decoder(backend, policy)
         other = [s.completion_ids for s in policy.generate(batch, max_new_tokens=48, temperature=0)]
         out[f"{backend}_agrees"] = sum(x == y for x, y in zip(loop, other))
+    # GRPO's bf16 sampler (a bf16 copy of the weights) against the fp32 loop: whole completions alike, and the share of
+    # each decoded alike before a first difference (these scaled weights make logits large: bf16 parts sooner than a
+    # trained model's would)
+    import torch
+    from workbench.policy.decode import SamplerCopy
+
+    policy.generator = None
+    half = SamplerCopy(policy, "compiled" if a.device.startswith("cuda") else "loop", torch.bfloat16)
+    other = [s.completion_ids for s in half.policy.generate(batch, max_new_tokens=48, temperature=0)]
+    same = lambda x, y: next((i for i, (u, v) in enumerate(zip(x, y)) if u != v), min(len(x), len(y))) / max(1, len(x))
+    out["bf16_copy_agrees"] = sum(x == y for x, y in zip(loop, other))
+    out["bf16_copy_prefix_share"] = round(sum(same(x, y) for x, y in zip(loop, other)) / len(loop), 3)
     return out
 
 

@@ -130,7 +130,8 @@ def merged_weights(policy: TokenPolicy) -> dict:
     finally: model.unmerge_adapter()
 
 class VLLMDecoder:
-    "vLLM on the policy's GPU, in this process, its weights replaced by the policy's after each update."
+    """vLLM on the policy's GPU, in this process, its weights replaced by the policy's after each update. Untested: vLLM
+    installs neither on the build machines nor on the lent GPU's image."""
     name = "vllm"
     def __init__(self, policy: TokenPolicy, memory: float = 0.3):
         import os
@@ -171,11 +172,14 @@ def make_decoder(name: str, policy: TokenPolicy):
 # %% ../../nbs/02g_policy.decode.ipynb #d9af2fb4
 class SamplerCopy:
     """A second policy on a copy of `policy`'s model, in `dtype` (None: the model's own), decoding with `generator`: it
-    samples while `policy` trains. `refresh()` copies the trained weights in (LoRA's adapters only, with LoRA)."""
+    samples while `policy` trains. With LoRA the copy is the plain model, adapters merged in (decoding pays nothing
+    for them). `refresh()` copies the trained weights in."""
     def __init__(self, policy: TokenPolicy, generator: str = "auto", dtype=None):
         _token_policy(policy, "SamplerCopy")
         with own_precision(policy.model) as model: twin = copy.deepcopy(model)
         for k in ("forward", "_original_forward"): twin.__dict__.pop(k, None)   # (accelerate's autocast wrapper)
+        self.merged = hasattr(twin, "merge_and_unload")
+        if self.merged: twin = twin.merge_and_unload()
         if dtype is not None: twin.to(dtype)
         for w in twin.parameters(): w.requires_grad_(False)
         self.source, self.policy = policy, TokenPolicy(twin.eval(), policy.tokenizer)
@@ -185,8 +189,12 @@ class SamplerCopy:
 
     @torch.no_grad()
     def refresh(self) -> None:
-        "Copy the weights `policy` trains into the copy (cast to its dtype), in place."
-        theirs = dict(self.source.model.named_parameters())
-        for name, mine in self.policy.model.named_parameters():
-            if theirs[name].requires_grad: mine.copy_(theirs[name])
+        "Copy the weights `policy` trains into the copy (cast to its dtype; with LoRA, merged), in place."
+        if self.merged:
+            mine = self.policy.model.state_dict()
+            for name, w in merged_weights(self.source).items(): mine[name].copy_(w)
+        else:
+            theirs = dict(self.source.model.named_parameters())
+            for name, mine in self.policy.model.named_parameters():
+                if theirs[name].requires_grad: mine.copy_(theirs[name])
         if self.policy.generator is not None: self.policy.generator.weights_changed()

@@ -200,7 +200,7 @@ class DecodeConfig:
 class CodeDecodeConfig(DecodeConfig):
     "A code agent's: how its answers are decoded and judged (SFT's evaluations, GRPO's samples)."
     generator: Literal["auto", "loop", "compiled", "vllm"] = "auto"
-    "decoder: loop (token by token), compiled (static cache, CUDA graphs), vllm (colocated); auto: compiled on a GPU"
+    "decoder: loop (token by token), compiled (static cache, CUDA graphs), vllm (colocated, untested); auto: compiled on GPU"
     judge_workers: int = 2
     "sandboxes that run completions at once"
 

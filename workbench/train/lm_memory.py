@@ -37,6 +37,9 @@ def token_memory(cfg) -> list:
     models = len(set(role_map(team.policy_map, roles).values())) if team else 1
     per = 4 + (0 if m.lora else 12) + (4 if g and g.beta > 0 else 0)   # weights, grads + Adam, reference
     parts = [(f"the model ({weights * models:,} weights)", weights * models * per, True)]
+    half = cfg.run.bf16 and getattr(g, "bf16_sampler", False)   # GRPO's sampler: a bf16 copy, or one a step behind
+    if half or getattr(g, "off_policy", False):
+        parts.append(("the sampler's copy of the weights", weights * (2 if half else 4), True))
     prompt, reference = (PROMPT_TOKENS, PROMPT_TOKENS) if team else SOURCE_TOKENS.get(cfg.task.env.source, (PROMPT_TOKENS,) * 2)
     if g:
         answers = team.rounds * len(roles) if team else cfg.task.env.turns
