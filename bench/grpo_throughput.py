@@ -10,12 +10,18 @@ steps: generation, judging and the update). Caveat: our generation also ends at 
 `#`, ...); TRL's ends only at the end-of-sequence token, so its completions run longer: compare tokens/s for the
 generator, updates/min for the whole loop at the work each one does.
 
-    python bench/grpo_throughput.py              # 12 steps each (TRL: pip install -e .[dev] brings it); ours also
-                                                 # one step off-policy (the next step generated beside the update)
-    python bench/grpo_throughput.py --steps 3    # a smoke test
+Updates per minute are the steady-state rate (`runner.steady_rate`: the slope of steps against time, after the first
+step and the first 10%); the ratio to TRL carries a bootstrap 95% interval over the steps' durations.
+
+    python -m bench grpo_throughput              # 12 steps each (TRL: pip install -e .[dev] brings it); ours also one
+                                                 # step off-policy (the next step generated beside the update); recorded
+    python -m bench grpo_throughput --quick      # 3 steps each, a smoke test
 """
 
-import argparse, itertools, json, os, subprocess, sys, tempfile, time
+import itertools, json, sys, tempfile, time
+
+from benchutil import versions
+from runner import bootstrap_ratio, fresh, interval, make_table, steady_rate
 
 TASKS, G, LENGTH = 8, 8, 48
 
@@ -58,12 +64,11 @@ def ours(folder: str, steps: int, off_policy: bool = False) -> dict:
     updates = [e.data for e in events if e.kind == Kind.UPDATE][1:]  # the first step warms up
     gen_s = sum(u["perf/generate_time"] for u in updates)
     tokens = sum(u["perf/tokens_per_s"] * u["perf/generate_time"] for u in updates)
-    wall = sum(u["perf/step_time"] for u in updates)
     return {
         "trainer": "workbench" + (" one step off-policy" if off_policy else ""),
         "steps": len(updates),
         "tokens_per_s": tokens / gen_s,
-        "updates_per_min": 60 * len(updates) / wall,
+        "step_seconds": [u["perf/step_time"] for u in updates],
         "mean_completion": tokens / (len(updates) * TASKS * G),
     }
 
@@ -109,59 +114,58 @@ def trl(folder: str, steps: int) -> dict:
     t0 = time.perf_counter()
     trainer.train()
     times.append(time.perf_counter())
-    wall = times[-1] - times[1]  # the first step warms up
     lengths = [float(x["completions/mean_length"]) for x in logs if "completions/mean_length" in x][1:]
-    gen = [float(x["step_time"]) for x in logs if "step_time" in x][1:]
-    tokens = sum(lengths) * TASKS * G
     return {
         "trainer": "trl",
         "steps": steps,
-        "updates_per_min": 60 * steps / wall,
+        "step_seconds": [b - a for a, b in zip(times[1:], times[2:])],  # the first step warms up
         "mean_completion": sum(lengths) / len(lengths),
-        "tokens_per_s_whole_step": tokens / wall,
         "seconds": time.perf_counter() - t0,
-        "step_time_logged": sum(gen),
     }
 
 
-def main():
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--steps", type=int, default=12)
-    p.add_argument("--worker", choices=["ours", "ours-off", "trl"])
-    p.add_argument("--folder")
-    a = p.parse_args()
-    if a.worker:
-        work = {"ours": ours, "ours-off": lambda f, n: ours(f, n, off_policy=True), "trl": trl}[a.worker]
-        print("RESULT " + json.dumps(work(a.folder, a.steps)))
-        return
-    folder = tempfile.mkdtemp(prefix="grpo-bench-")
-    make_model(folder)
-    results = {}
-    for who in ("ours", "trl", "ours-off"):
-        r = subprocess.run(
-            [sys.executable, __file__, "--worker", who, "--folder", folder, "--steps", str(a.steps)],
-            capture_output=True,
-            text=True,
-            env={**os.environ, "TRANSFORMERS_VERBOSITY": "error"},
-        )
-        line = next((x for x in r.stdout.splitlines() if x.startswith("RESULT ")), None)
-        if line is None:
-            print(f"{who}: failed ({(r.stderr.strip().splitlines() or ['?'])[-1]})")
-            continue
-        results[who] = json.loads(line[7:])
-        print(json.dumps(results[who]))
-    if "ours" in results and "trl" in results:
-        o, t = results["ours"], results["trl"]
-        print(
-            f"updates/min: workbench {o['updates_per_min']:.1f}, TRL {t['updates_per_min']:.1f} "
-            f"({o['updates_per_min'] / t['updates_per_min']:.2f}x); mean completion {o['mean_completion']:.1f} vs "
-            f"{t['mean_completion']:.1f} tokens; generated tokens per second of whole step: workbench "
-            f"{o['mean_completion'] * TASKS * G * o['updates_per_min'] / 60:.0f}, TRL {t['tokens_per_s_whole_step']:.0f}"
-        )
-    if "ours-off" in results and "trl" in results:
-        f, t = results["ours-off"]["updates_per_min"], results["trl"]["updates_per_min"]
-        print(f"one step off-policy: workbench {f:.1f} updates/min ({f / t:.2f}x TRL)")
+FIGURES = {"workbench": "higher", "trl": "lower", "ratio": "higher", "off_policy": "higher", "off_ratio": "higher"}
+
+
+def per_min(step_seconds: list) -> float:
+    "Steady-state updates a minute from the steps' durations."
+    stamps = list(itertools.accumulate(step_seconds))
+    return 60 * steady_rate([0.0, *stamps])
+
+
+def run(quick: bool = False) -> dict:
+    "Each trainer in a fresh process, one after the other, on one saved model: updates/min and the ratios to TRL."
+    steps, folder = 3 if quick else 12, tempfile.mkdtemp(prefix="grpo-bench-")
+    fresh("grpo_throughput", "make_model", folder=folder)
+    raw = {"workbench": fresh("grpo_throughput", "ours", folder=folder, steps=steps),
+           "trl": fresh("grpo_throughput", "trl", folder=folder, steps=steps),
+           "off_policy": fresh("grpo_throughput", "ours", folder=folder, steps=steps, off_policy=True)}  # fmt: skip
+    for who, r in raw.items():
+        if "error" in r:
+            raise SystemExit(f"grpo_throughput: {who} failed: {r['error']}")
+    figures = {who: round(per_min(r["step_seconds"]), 2) for who, r in raw.items()}
+    figures["ratio"] = round(figures["workbench"] / figures["trl"], 3)
+    figures["off_ratio"] = round(figures["off_policy"] / figures["trl"], 3)
+    rates = {who: [60 / x for x in r["step_seconds"]] for who, r in raw.items()}
+    ci = {"ratio": bootstrap_ratio(rates["workbench"], rates["trl"]),
+          "off_ratio": bootstrap_ratio(rates["off_policy"], rates["trl"])}  # fmt: skip
+    settings = {"tasks": TASKS, "group": G, "max_new_tokens": LENGTH, "steps": steps, "torch_threads": 1}
+    return {"settings": settings, "figures": figures, "ci95": ci, "raw": raw, "versions": versions("torch", "trl")}
+
+
+def table(records: list) -> str:
+    "RESULTS' table: a row a full run (or a figure carried over from before the records), its machine named."
+
+    def cells(r):
+        f = r["figures"]
+        off = f"{f['off_policy']:.1f} ({f['off_ratio']:.2f}x{interval(r, 'off_ratio')})" if "off_policy" in f else "-"
+        return [[f"{f['workbench']:.1f}", f"{f['trl']:.1f}", f"{f['ratio']:.2f}x{interval(r, 'ratio')}", off]]
+
+    columns = ["workbench updates/min", "TRL", "workbench / TRL [95% CI]", "one step off-policy (uses the 2nd core)"]
+    return make_table(columns, records, cells)
 
 
 if __name__ == "__main__":
-    main()
+    from runner import main
+
+    sys.exit(main(["grpo_throughput", *sys.argv[1:]]))

@@ -12,15 +12,18 @@ executor on 10 x 10 training grids with 22% walls:
 A grid step moves both agents of a grid once (a planner's turn or an executor's). The goal (issue 20): the
 rate at 4,096 grids, in `bench/RESULTS.md`.
 
-    python bench/planpath_sps.py                 # 1, 64, 1024, 4096 grids
-    python bench/planpath_sps.py --seconds 1     # shorter
+    python -m bench planpath_sps                 # 1, 64, 1024, 4096 grids, 3 rounds of 3 s; recorded
+    python -m bench planpath_sps --quick         # 64 and 1,024 grids, 2 rounds of 0.3 s
 """
 
-import argparse, collections, json, os, random, time
+import collections, os, random, sys, time
 
 import numpy as np
 
-from benchutil import versions, wait_for_quiet
+from benchutil import versions
+from runner import bootstrap_ratio, injected_sleep, interval, make_table
+
+FIGURES = {f"{who}_{n}": "higher" for n in (1, 64, 1024, 4096) for who in ("ours", "ratio")}
 
 MOVES = ((-1, 0), (1, 0), (0, -1), (0, 1))
 
@@ -101,12 +104,14 @@ def measure_ours(n: int, seconds: float) -> float:
     env.async_reset(0)
     env.recv()
     actions = np.random.default_rng(0).integers(0, 4, (64, 2 * n))
-    steps, t0 = 0, time.perf_counter()
+    steps, t0, pause = 0, time.perf_counter(), injected_sleep()
     while time.perf_counter() - t0 < seconds:
         for k in range(16):
             env.send(actions[(steps + k) % 64])
             env.recv()
         steps += 16
+        if pause:
+            time.sleep(pause)
     sps = steps * n / (time.perf_counter() - t0)
     env.close()
     return sps
@@ -125,27 +130,53 @@ def measure_reference(n: int, seconds: float) -> float:
     return steps * n / (time.perf_counter() - t0)
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--grids", type=int, nargs="+", default=[1, 64, 1024, 4096])
-    ap.add_argument("--seconds", type=float, default=3.0, help="stepping time per measurement")
-    ap.add_argument("--rounds", type=int, default=3)
-    args = ap.parse_args()
-    os.sched_setaffinity(0, {0})  # one core
-    busy = wait_for_quiet(0.15, 60)
-    results = {}
-    print(f"{'grids':>6} {'ours grid steps/s':>18} {'reference':>12} {'ours / ref':>10}")
-    for n in args.grids:
-        a = sorted(measure_ours(n, args.seconds) for _ in range(args.rounds))
-        b = sorted(measure_reference(n, min(args.seconds, 2.0)) for _ in range(args.rounds))
-        results[n] = {"ours": a, "reference": b}
-        ma, mb = a[len(a) // 2], b[len(b) // 2]
-        print(f"{n:>6} {ma:>18,.0f} {mb:>12,.0f} {ma / mb:>10.1f}", flush=True)
-    print(f"(medians of {args.rounds} runs of {args.seconds:g} s; one core; machine busy {busy:.0%} before the start)")
-    print(
-        json.dumps({"grid_steps_per_s": results, "seconds": args.seconds, "versions": versions("numpy", "pufferlib")})
-    )
+def run(quick: bool = False) -> dict:
+    """Grid steps/s of ours and the reference at each number of grids, on one core, `rounds` rounds in alternating
+    order (ours first, then the reference first); medians, and the ratio's bootstrap 95% interval over the rounds."""
+    grids, seconds, rounds = ([64, 1024], 0.3, 2) if quick else ([1, 64, 1024, 4096], 3.0, 3)
+    cores = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {min(cores)})  # one core
+    try:
+        raw = {}
+        for n in grids:
+            ours, ref = [], []
+            for r in range(rounds):
+                for who in ("ours", "ref") if r % 2 == 0 else ("ref", "ours"):
+                    if who == "ours":
+                        ours.append(measure_ours(n, seconds))
+                    else:
+                        ref.append(measure_reference(n, min(seconds, 2.0)))
+            raw[str(n)] = {"ours": ours, "reference": ref}
+    finally:
+        os.sched_setaffinity(0, cores)
+    med = lambda xs: sorted(xs)[len(xs) // 2]
+    figures, ci = {}, {}
+    for n, r in raw.items():
+        figures[f"ours_{n}"], figures[f"reference_{n}"] = round(med(r["ours"])), round(med(r["reference"]))
+        figures[f"ratio_{n}"] = round(figures[f"ours_{n}"] / figures[f"reference_{n}"], 2)
+        ci[f"ratio_{n}"] = bootstrap_ratio(r["ours"], r["reference"])
+    settings = {"grids": grids, "seconds": seconds, "rounds": rounds, "cores": 1}
+    return {
+        "settings": settings,
+        "figures": figures,
+        "ci95": ci,
+        "raw": raw,
+        "versions": versions("numpy", "pufferlib"),
+    }
+
+
+def table(records: list) -> str:
+    "RESULTS' table: a row a number of grids of each full run (or figures carried over), its machine named."
+
+    def cells(r):
+        f = r["figures"]
+        ratio = lambda n: f"{f[f'ratio_{n}']:.1f}x{interval(r, f'ratio_{n}', 1)}"
+        return [[f"{n:,}", f"{f[f'ours_{n}']:,}", f"{f[f'reference_{n}']:,}", ratio(n)] for n in r["settings"]["grids"]]
+
+    return make_table(["grids", "ours, grid steps/s", "one object a grid", "ours / reference [95% CI]"], records, cells)
 
 
 if __name__ == "__main__":
-    main()
+    from runner import main
+
+    sys.exit(main(["planpath_sps", *sys.argv[1:]]))
