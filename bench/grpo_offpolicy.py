@@ -7,14 +7,14 @@ tasks x 8 samples, one turn, temperature 1, beta 0.04, lr 1e-4, `filter_groups`,
 Reported for each run: the train pass rate and reward per step (the curve), steps per minute, the sampler-trainer gap,
 TIS's capped share, and greedy val pass@1 of the last weights on 20 easy + 50 medium + 50 hard tasks.
 
-    python bench/grpo_offpolicy.py                          # seeds 1 2 3, 60 GRPO steps each: ~25 min on 2 cores
-    python bench/grpo_offpolicy.py --seeds 1 --steps 4 --sft-updates 20   # a smoke test
+    python -m bench grpo_offpolicy                  # seeds 1 2 3, 60 GRPO steps each: ~12 min on 2 cores; recorded
+    python -m bench grpo_offpolicy --quick          # seed 1, 20 SFT steps, 4 GRPO steps: a smoke test
 """
 
-import argparse, json, os, subprocess, sys, tempfile, time
+import os, sys, tempfile, time
 from concurrent.futures import ThreadPoolExecutor
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+from runner import fresh, make_table
 
 
 def sft(seed: int, runs: str, updates: int) -> dict:
@@ -54,58 +54,75 @@ def grpo(seed: int, runs: str, init: str, steps: int, off_policy: bool) -> dict:
             "val_pass_rate": val["pass_rate"]}  # fmt: skip
 
 
-def worker(args: list) -> dict:
-    r = subprocess.run([sys.executable, __file__, "--worker", *map(str, args)], capture_output=True, text=True,
-                       env={**os.environ, "TRANSFORMERS_VERBOSITY": "error"})  # fmt: skip
-    line = next((x for x in reversed(r.stdout.splitlines()) if x.startswith("RESULT ")), None)
-    if line is None:
-        raise SystemExit(f"worker {args} failed: {(r.stderr.strip().splitlines() or ['?'])[-1]}")
-    return json.loads(line[7:])
-
-
 def mean(xs: list) -> float:
     return sum(xs) / len(xs)
 
 
-def main():
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
-    p.add_argument("--steps", type=int, default=60)
-    p.add_argument("--sft-updates", type=int, default=400)
-    p.add_argument("--json", default=None, help="write every run's result (curves included) to this file")
-    p.add_argument("--worker", nargs="+", help=argparse.SUPPRESS)
-    a = p.parse_args()
-    if a.worker:
-        kind, *rest = a.worker
-        if kind == "sft":
-            out = sft(int(rest[0]), rest[1], int(rest[2]))
-        else:
-            out = grpo(int(rest[0]), rest[1], rest[2], int(rest[3]), rest[4] == "off")
-        print("RESULT " + json.dumps(out), flush=True)
-        return
+FIGURES = {
+    f"{k}_{how}": "higher" for k in ("last_third_pass_rate", "val_pass_rate", "steps_per_min") for how in ("on", "off")
+}
+
+
+def run(quick: bool = False) -> dict:
+    "SFT a seed, then GRPO on- and off-policy from it; two runs at a time, each a fresh process with one torch thread."
+    seeds, steps, sft_updates = ([1], 4, 20) if quick else ([1, 2, 3], 60, 400)
     runs = tempfile.mkdtemp(prefix="grpo-offpolicy-")
-    with ThreadPoolExecutor(2) as pool:  # two runs at a time, one torch thread each
-        inits = dict(zip(a.seeds, pool.map(lambda s: worker(["sft", s, runs, a.sft_updates])["run_dir"], a.seeds)))
-        jobs = [(s, how) for s in a.seeds for how in ("on", "off")]
-        results = list(pool.map(lambda j: worker(["grpo", j[0], runs, inits[j[0]], a.steps, j[1]]), jobs))
-    if a.json:
-        with open(a.json, "w") as f:
-            json.dump(results, f)
-    tail = max(1, a.steps // 3)  # the last third of the steps
-    print(
-        "| seed | policy | train pass rate, first 10 steps | last third | val pass@1 | steps/min | gap RMS | TIS capped |"
-    )
-    print("|---|---|---|---|---|---|---|---|")
+    call = lambda fn, **kw: fresh("grpo_offpolicy", fn, **kw)
+    with ThreadPoolExecutor(2) as pool:
+        inits = dict(
+            zip(seeds, pool.map(lambda s: call("sft", seed=s, runs=runs, updates=sft_updates)["run_dir"], seeds))
+        )
+        jobs = [(s, off) for s in seeds for off in (False, True)]
+        results = list(pool.map(lambda j: call("grpo", seed=j[0], runs=runs, init=inits[j[0]], steps=steps, off_policy=j[1]),
+                                jobs))  # fmt: skip
     for r in results:
-        print(f"| {r['seed']} | {'off' if r['off_policy'] else 'on'} | {mean(r['pass_rate'][:10]):.3f} | "
-              f"{mean(r['pass_rate'][-tail:]):.3f} | {r['val_pass_rate']:.3f} | {r['steps_per_min']:.1f} | "
-              f"{mean(r['mismatch_rms'][1:] or [0]):.4f} | {mean(r['tis_clip'][1:] or [0]):.4f} |")  # fmt: skip
-    for how in ("on", "off"):
-        mine = [r for r in results if r["off_policy"] == (how == "off")]
-        print(f"{how}-policy, mean of {len(mine)} seeds: last-third train pass rate "
-              f"{mean([mean(r['pass_rate'][-tail:]) for r in mine]):.3f}, val pass@1 "
-              f"{mean([r['val_pass_rate'] for r in mine]):.3f}")  # fmt: skip
+        if "error" in r:
+            raise SystemExit(f"grpo_offpolicy: a run failed: {r['error']}")
+    return {"settings": {"seeds": seeds, "steps": steps, "sft_updates": sft_updates, "two_at_once": True},
+            "figures": summary(results, steps), "raw": results}  # fmt: skip
+
+
+def summary(results: list, steps: int) -> dict:
+    "Means over the seeds, on- and off-policy: the last third's train pass rate, val pass@1, steps/min."
+    tail, out = max(1, steps // 3), {}
+    for how, off in (("on", False), ("off", True)):
+        mine = [r for r in results if r["off_policy"] == off]
+        out[f"last_third_pass_rate_{how}"] = round(mean([mean(r["pass_rate"][-tail:]) for r in mine]), 4)
+        out[f"val_pass_rate_{how}"] = round(mean([r["val_pass_rate"] for r in mine]), 4)
+        out[f"steps_per_min_{how}"] = round(mean([r["steps_per_min"] for r in mine]), 2)
+        out[f"gap_rms_{how}"] = round(mean([mean(r["mismatch_rms"][1:] or [0]) for r in mine]), 5)
+    return out
+
+
+def table(records: list) -> str:
+    "RESULTS' table: a row a seed and setting of each full run, then the means, its machine named."
+
+    def cells(r):
+        tail = max(1, r["settings"]["steps"] // 3)
+        rows = [[str(x["seed"]), "off" if x["off_policy"] else "on", f"{mean(x['pass_rate'][:10]):.3f}",
+                 f"{mean(x['pass_rate'][-tail:]):.3f}", f"{x['val_pass_rate']:.3f}", f"{x['steps_per_min']:.1f}",
+                 f"{mean(x['mismatch_rms'][1:] or [0]):.4f}", f"{max(x['tis_clip']):.4f}"] for x in r["raw"]]  # fmt: skip
+        f = r["figures"]
+        return rows + [
+            [
+                "mean",
+                how,
+                "",
+                f"{f[f'last_third_pass_rate_{how}']:.3f}",
+                f"{f[f'val_pass_rate_{how}']:.3f}",
+                f"{f[f'steps_per_min_{how}']:.1f}",
+                f"{f[f'gap_rms_{how}']:.4f}",
+                "",
+            ]
+            for how in ("on", "off")
+        ]
+
+    columns = ["seed", "policy", "train pass rate, steps 1-10", "last third", "val pass@1", "steps/min (2 at once)",
+               "gap RMS, nats", "TIS capped, most in a step"]  # fmt: skip
+    return make_table(columns, records, cells)
 
 
 if __name__ == "__main__":
-    main()
+    from runner import main
+
+    sys.exit(main(["grpo_offpolicy", *sys.argv[1:]]))

@@ -41,6 +41,9 @@ BENCHMARKS = {
             "planpath_sps", "Plan-Path grid steps/s on one core: the numpy env against one Python object a grid", 1.5
         ),
         Benchmark("grpo_throughput", "GRPO updates/min: workbench (on- and off-policy) against TRL's GRPOTrainer", 4),
+        Benchmark(
+            "grpo_offpolicy", "GRPO one step off-policy against on-policy: reward curves and val pass@1, 3 seeds", 12
+        ),
     ]
 }
 
