@@ -21,7 +21,7 @@ across sessions, and a stopped run loses only its unfinished pairs. Times are CP
 (`time.process_time`: the trainers run one thread each), which a busy or paused machine does not inflate.
 """
 
-import argparse, hashlib, json, math, os, statistics, sys, time
+import argparse, hashlib, json, math, os, statistics, sys, time, tomllib
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -30,133 +30,9 @@ import numpy as np
 from benchutil import print_result, run_worker, versions
 from zoo_report import write_report
 
-# rl-zoo's MuJoCo rows' policy: log std -2, torch's init, ReLU, separate 256 x 256 networks
-MUJOCO_NET = dict(log_std_init=-2, ortho_init=False, activation_fn="relu", net_arch=dict(pi=[256, 256], vf=[256, 256]))
-
-# rl-zoo's hyperparams/ppo.yml rows (the SB3 side), with the step budget we give both trainers. `budget` is
-# rl-zoo's n_timesteps where that fits 2 cores, smaller otherwise (then the row says so in RESULTS.md).
-ZOO = {
-    "CartPole-v1": dict(
-        budget=100_000,
-        sb3=dict(
-            n_envs=8,
-            n_steps=32,
-            batch_size=256,
-            gae_lambda=0.8,
-            gamma=0.98,
-            n_epochs=20,
-            ent_coef=0.0,
-            learning_rate="lin_0.001",
-            clip_range="lin_0.2",
-        ),
-    ),
-    "Pendulum-v1": dict(
-        budget=100_000,
-        sb3=dict(
-            n_envs=4,
-            n_steps=1024,
-            gae_lambda=0.95,
-            gamma=0.9,
-            n_epochs=10,
-            ent_coef=0.0,
-            learning_rate=1e-3,
-            clip_range=0.2,
-            use_sde=True,
-            sde_sample_freq=4,
-        ),
-    ),
-    "Acrobot-v1": dict(
-        budget=300_000,
-        sb3=dict(normalize=True, n_envs=16, n_steps=256, gae_lambda=0.94, gamma=0.99, n_epochs=4, ent_coef=0.0),
-    ),
-    "MountainCar-v0": dict(
-        budget=500_000,
-        sb3=dict(normalize=True, n_envs=16, n_steps=16, gae_lambda=0.98, gamma=0.99, n_epochs=4, ent_coef=0.0),
-    ),
-    "MountainCarContinuous-v0": dict(
-        budget=20_000,
-        sb3=dict(
-            normalize=True,
-            n_envs=1,
-            batch_size=256,
-            n_steps=8,
-            gamma=0.9999,
-            learning_rate=7.77e-05,
-            ent_coef=0.00429,
-            clip_range=0.1,
-            n_epochs=10,
-            gae_lambda=0.9,
-            max_grad_norm=5,
-            vf_coef=0.19,
-            use_sde=True,
-            policy_kwargs=dict(log_std_init=-3.29, ortho_init=False),
-        ),
-    ),
-    "LunarLander-v2": dict(
-        budget=500_000,
-        sb3=dict(n_envs=16, n_steps=1024, batch_size=64, gae_lambda=0.98, gamma=0.999, n_epochs=4, ent_coef=0.01),
-    ),
-    "LunarLanderContinuous-v2": dict(
-        budget=500_000,
-        sb3=dict(n_envs=16, n_steps=1024, batch_size=64, gae_lambda=0.98, gamma=0.999, n_epochs=4, ent_coef=0.01),
-    ),
-    "Hopper-v4": dict(
-        budget=1_000_000,
-        sb3=dict(
-            normalize=True,
-            n_envs=1,
-            batch_size=32,
-            n_steps=512,
-            gamma=0.999,
-            learning_rate=9.80828e-05,
-            ent_coef=0.00229519,
-            clip_range=0.2,
-            n_epochs=5,
-            gae_lambda=0.99,
-            max_grad_norm=0.7,
-            vf_coef=0.835671,
-            policy_kwargs=MUJOCO_NET,
-        ),
-    ),
-}
-# The MuJoCo rows: rl-zoo's v3 rows on gymnasium's v4 envs (the same dynamics and rewards; v4 reads MuJoCo's own
-# bindings), at rl-zoo's 1M steps.
-ZOO["HalfCheetah-v4"] = dict(
-    budget=1_000_000,
-    sb3=dict(
-        normalize=True,
-        n_envs=1,
-        batch_size=64,
-        n_steps=512,
-        gamma=0.98,
-        learning_rate=2.0633e-05,
-        ent_coef=0.000401762,
-        clip_range=0.1,
-        n_epochs=20,
-        gae_lambda=0.92,
-        max_grad_norm=0.8,
-        vf_coef=0.58096,
-        policy_kwargs=MUJOCO_NET,
-    ),
-)
-ZOO["Walker2d-v4"] = dict(
-    budget=1_000_000,
-    sb3=dict(
-        normalize=True,
-        n_envs=1,
-        batch_size=32,
-        n_steps=512,
-        gamma=0.99,
-        learning_rate=5.05041e-05,
-        ent_coef=0.000585045,
-        clip_range=0.1,
-        n_epochs=20,
-        gae_lambda=0.95,
-        max_grad_norm=1,
-        vf_coef=0.871923,
-    ),
-)
-ZOO["Ant-v4"] = dict(budget=1_000_000, sb3=dict(normalize=True, n_envs=1))  # rl-zoo's "mujoco-defaults": SB3's own
+# rl-zoo's hyperparams/ppo.yml rows (the SB3 side), with the step budget both trainers get: data, in zoo.toml
+with open(Path(__file__).with_name("zoo.toml"), "rb") as f:
+    ZOO = tomllib.load(f)
 EVAL_EPISODES, EVAL_SEED = 100, 10_000
 
 
