@@ -189,7 +189,7 @@ def ours(a) -> dict:
     steps = [e.data for e in events if e.kind == Kind.UPDATE][1:]  # the first compiles
     wall = sum(u["perf/step_time"] for u in steps)
     gen = sum(u["perf/generate_time"] for u in steps)
-    tokens = sum(u["perf/tokens_per_s"] * u["perf/generate_time"] for u in steps)
+    tokens = sum(u.get("perf/tokens_per_s", 0.0) * u["perf/generate_time"] for u in steps)
     mean = lambda k: round(sum(u[k] for u in steps) / len(steps), 4)
     return {"part": "grpo", "trainer": "workbench" + ("-off-policy" if a.off_policy else ""), "generator": a.generator,
             "steps": len(steps), "updates_per_min": round(60 * len(steps) / wall, 2),

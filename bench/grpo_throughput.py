@@ -63,7 +63,7 @@ def ours(folder: str, steps: int, off_policy: bool = False) -> dict:
     trainer.bus.flush()
     updates = [e.data for e in events if e.kind == Kind.UPDATE][1:]  # the first step warms up
     gen_s = sum(u["perf/generate_time"] for u in updates)
-    tokens = sum(u["perf/tokens_per_s"] * u["perf/generate_time"] for u in updates)
+    tokens = sum(u.get("perf/tokens_per_s", 0.0) * u["perf/generate_time"] for u in updates)
     return {
         "trainer": "workbench" + (" one step off-policy" if off_policy else ""),
         "steps": len(updates),

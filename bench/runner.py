@@ -16,7 +16,7 @@ where they differ, as a test does).
     python -m bench readme [--check]             # bench/README.md, from this registry
 """
 
-import argparse, dataclasses, datetime, hashlib, importlib, json, os, platform, random, re, subprocess, sys, time
+import argparse, dataclasses, datetime, hashlib, importlib, json, math, os, platform, random, re, subprocess, sys, time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -104,7 +104,7 @@ def bootstrap_ratio(a: list, b: list, reps: int = 2000, seed: int = 0) -> list:
     rng, ratios = random.Random(seed), []
     for _ in range(reps):
         x, y = [rng.choice(a) for _ in a], [rng.choice(b) for _ in b]
-        ratios.append((sum(x) / len(x)) / (sum(y) / len(y)))
+        ratios.append(sum(x) / len(x) / (sum(y) / len(y)) if sum(y) else float("inf"))
     ratios.sort()
     return [round(ratios[int(0.025 * reps)], 4), round(ratios[int(0.975 * reps) - 1], 4)]
 
@@ -116,7 +116,8 @@ def steady_rate(stamps: list) -> float:
     if n < 2:
         return float("nan")
     mt, mk = sum(kept) / n, (n - 1) / 2
-    return sum((t - mt) * (k - mk) for k, t in enumerate(kept)) / sum((t - mt) ** 2 for t in kept)
+    spread = sum((t - mt) ** 2 for t in kept)
+    return sum((t - mt) * (k - mk) for k, t in enumerate(kept)) / spread if spread else float("nan")
 
 
 def fresh(module: str, function: str, timeout: float | None = None, **kwargs) -> dict:
@@ -174,11 +175,11 @@ def append(record: dict, folder: Path = RECORDS) -> Path:
 
 
 def reference(record: dict, folder: Path = RECORDS) -> dict | None:
-    "The last earlier full run of the same benchmark on the same machine kind, the same settings first."
+    "The last earlier full run of the same benchmark on the same machine kind with the same settings, or None."
     same = [r for r in records(record["benchmark"], folder) if r["machine"]["kind"] == record["machine"]["kind"]
             and not r.get("carried_over") and not r.get("quick")]  # fmt: skip
     exact = [r for r in same if r["settings_hash"] == record["settings_hash"]]
-    return (exact or same or [None])[-1]
+    return exact[-1] if exact else None
 
 
 def compare(new: dict, old: dict, directions: dict) -> list:
@@ -187,7 +188,7 @@ def compare(new: dict, old: dict, directions: dict) -> list:
     for k, better in directions.items():
         if k in new["figures"] and k in old["figures"]:
             a, b = old["figures"][k], new["figures"][k]
-            change = b / a - 1 if a else float("inf")
+            change = b / a - 1 if a else 0.0 if b == a else math.copysign(float("inf"), b)
             worse = change < -REGRESSION if better == "higher" else change > REGRESSION
             out.append((k, a, b, change, worse))
     return out
@@ -307,7 +308,9 @@ def main(argv=None) -> int:
     if a.compare:
         ref = reference(rec, a.records) if a.compare == "last" else json.loads(Path(a.compare).read_text())
         if ref is None:
-            print("compare: no earlier record of this benchmark on this machine kind")
+            print("compare: no earlier full run of this benchmark with these settings on this machine kind")
+        elif ref["machine"]["kind"] != rec["machine"]["kind"]:
+            print(f"compare: note, that record is of another machine ({ref['machine']['kind']})")
     if ref is not None:
         rows = compare(rec, ref, module.FIGURES)
         print(f"compare: against {ref['date']} ({ref['commit']}, {ref['machine']['kind']})")

@@ -4,13 +4,14 @@
 
 # %% ../../nbs/02c_policy.passes.ipynb #393df23f
 from __future__ import annotations
+import weakref
 from typing import Optional, Sequence
 
 import torch
 from torch.utils.checkpoint import checkpoint
 
 # %% auto #0
-__all__ = ['PACK_ROOM', 'LOGP_CHUNK', 'pack', 'chunked_logprobs', 'last_hidden', 'packed_logprobs']
+__all__ = ['PACK_ROOM', 'LOGP_CHUNK', 'pack', 'chunked_logprobs', 'last_hidden', 'packed_logprobs', 'packs']
 
 # %% ../../nbs/02c_policy.passes.ipynb #769a47ba
 PACK_ROOM = 2        # a packed row holds this many of the pass's longest pairs (`pack_tokens` None)
@@ -75,7 +76,7 @@ def packed_logprobs(model, prompt_ids: Sequence[Sequence[int]], completion_ids: 
             pos[r, o:o + p + c] = torch.arange(p + c)
             at += [(r, o + p - 1 + k) for k in range(c)]; to += [(j, k) for k in range(c)]
             o += p + c
-        pos[r, o:] = torch.arange(L - o)   # the padding: a sequence of its own
+        pos[r, o:] = 0   # the padding: each token a sequence of its own (and no position past the model's table)
     dev = next(model.parameters()).device
     got = last_hidden(model, ids.to(dev), pos.to(dev))
     if got is None: return None
@@ -87,3 +88,20 @@ def packed_logprobs(model, prompt_ids: Sequence[Sequence[int]], completion_ids: 
     logp = chunked_logprobs(h[at[:, 0], at[:, 1]], head, targets, temperature or 1.0, chunk)
     mask[to[:, 0], to[:, 1]] = 1.0
     return logp.new_zeros((len(lengths), C)).index_put((to[:, 0], to[:, 1]), logp), mask
+
+# %% ../../nbs/02c_policy.passes.ipynb #5ce7e730
+_PACKS = weakref.WeakKeyDictionary()   # model -> whether its packed pass gives its padded pass's values
+
+def packs(model, padded, prompt_ids: Sequence, completion_ids: Sequence, pad_id: int, temperature: float = 1.0) -> bool:
+    """Whether `model`'s packed pass gives `padded`'s log-probabilities (within 0.05 nats, autocast off) on up to 4 of
+    these pairs, packed into one row: checked on a model's first call, remembered after."""
+    key = _inner(model)
+    if key not in _PACKS:
+        k, dev = min(4, len(prompt_ids)), next(model.parameters()).device
+        some = list(prompt_ids[:k]), list(completion_ids[:k])
+        with torch.no_grad(), torch.autocast(dev.type, enabled=False):
+            try: got = packed_logprobs(model, *some, pad_id, temperature, budget=sum(map(len, some[0] + some[1])))
+            except (TypeError, ValueError, RuntimeError): got = None
+            want, mask = padded(*some, temperature, model)
+        _PACKS[key] = got is not None and bool(((got[0] - want).abs() * mask).max() < 0.05)
+    return _PACKS[key]

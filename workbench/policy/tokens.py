@@ -7,7 +7,7 @@ from __future__ import annotations
 from ..core import WorkbenchError, check_types  # first: quiets dependency notices
 from ..deps import HF_OFFLINE_BY_USER
 from ..answers import answer_end
-from .passes import LOGP_CHUNK, packed_logprobs
+from .passes import LOGP_CHUNK, packed_logprobs, packs
 import copy, json, math, os, re, shutil, tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -349,10 +349,15 @@ def completion_logprobs(self: TokenPolicy, prompt_ids: Sequence[Sequence[int]], 
     mask [B, C] of real tokens. One forward pass; logits are kept only where the completions are. With `packed`, the
     pairs packed into rows of `pack_tokens` and log-probabilities taken `logp_chunk` tokens at a time (`policy.passes`);
     else (and where that cannot read the model) padded rows, the reference."""
-    if self.packed:
-        got = packed_logprobs(model or self.model, prompt_ids, completion_ids, self.pad_id, temperature, self.pack_tokens,
-                              self.logp_chunk)
+    model = model or self.model
+    if self.packed and packs(model, self._padded_logprobs, prompt_ids, completion_ids, self.pad_id, temperature):
+        got = packed_logprobs(model, prompt_ids, completion_ids, self.pad_id, temperature, self.pack_tokens, self.logp_chunk)
         if got is not None: return got
+    return self._padded_logprobs(prompt_ids, completion_ids, temperature, model)
+
+@patch
+def _padded_logprobs(self: TokenPolicy, prompt_ids, completion_ids, temperature: float = 1.0, model=None) -> tuple:
+    "`completion_logprobs` with every pair padded to the longest, the reference."
     p_ids, p_mask = _left_pad(prompt_ids, self.pad_id)
     c_ids, c_mask = _right_pad(completion_ids, self.pad_id)
     dev = self.device

@@ -123,21 +123,30 @@ class GRPOTrainer(LMTrainer):
         samples are generated (by the sampler, holding this step's weights) while this step's update runs."""
         t0, n, fresh = time.perf_counter(), self.cfg.optim.batch_size, self.pending is None
         tasks, (rows, gen_s, judging) = self.pending or (lambda t: (t, self.sample(t)))(self.draw(n))
-        self.pending, ahead = None, None
+        inline = (gen_s, judging["perf/judge_wait_s"]) if fresh else (0.0, 0.0)   # generated and judged in this step's line
+        self.pending, ahead, beside = None, None, None
         if self.ahead is not None and self.global_step + 1 < self.total:
             later = self.draw(n)
             self.sampler.refresh()
             ahead = self.ahead.submit(self.play, later, self.sampler.policy)
-        u = grpo_update(self, rows, {"agent": (self.policy, self._train_model, self.reference, ("agent",))})
-        waited = time.perf_counter()
-        if ahead is not None: self.pending = (later, ahead.result()); _, gen_s, judging = self.pending[1]
+        try: u = grpo_update(self, rows, {"agent": (self.policy, self._train_model, self.reference, ("agent",))})
+        finally:
+            waited = time.perf_counter()
+            if ahead is not None: beside = ahead.result()   # (on an error too: no thread is left generating)
+            waited = time.perf_counter() - waited
+        if beside is not None: self.pending = (later, beside); _, gen_s, judging = beside
         elif not fresh: gen_s, judging = 0.0, {k: 0.0 for k in judging}   # (all generated during the step before)
-        waited = time.perf_counter() - waited if ahead is not None else 0.0
         generated = sum(len(r.sample.completion_ids) for r in rows)
         self.tokens += generated
-        out = self._stats(tasks, rows, u, generated, gen_s, judging, t0)
+        made = generated if beside is None else sum(len(r.sample.completion_ids) for r in beside[0])
+        out = self._stats(tasks, rows, u, made, gen_s, judging, t0)
         return {**out, **judging, **self._banded(tasks, rows), "charts/trained_share": len(u["keep"]) / len(rows),
-                "charts/spread_groups": 1.0 - u["no_spread"], **self._timing(rows, u, gen_s, judging, waited, t0)}
+                "charts/spread_groups": 1.0 - u["no_spread"],
+                **self._timing(rows, u, inline, gen_s if beside else 0.0, judging, waited, t0)}
+
+    def close(self) -> None:
+        "After the loop, however it ended: the off-policy sampler's thread."
+        if self.ahead is not None: self.ahead.shutdown(wait=True, cancel_futures=True)
 
     def _banded(self, tasks, rows) -> dict:
         "The band's share of this step's tasks, before each task's first-turn group refreshes its estimate."
@@ -152,7 +161,8 @@ class GRPOTrainer(LMTrainer):
 # %% ../../nbs/05h_train.grpo.ipynb #f55f95b5
 @patch
 def _stats(self: GRPOTrainer, tasks, rows, u: dict, generated, gen_s, judging, t0) -> dict:
-    "The step's metrics (`u`: its `grpo_update`); the curriculum sees the episodes' outcomes; a few samples go out as an event."
+    """The step's metrics (`u`: its `grpo_update`; `generated` tokens in `gen_s` seconds: what this step generated, for
+    its tokens/s); the curriculum sees the episodes' outcomes; a few samples go out as an event."""
     attempts, samples, rewards, adv = [r.attempt for r in rows], [r.sample for r in rows], u["rewards"], u["advantages"]
     loss, stats, no_spread = u["loss"], u["stats"], u["no_spread"]
     episodes = collections.defaultdict(list)
@@ -167,7 +177,7 @@ def _stats(self: GRPOTrainer, tasks, rows, u: dict, generated, gen_s, judging, t
            "charts/truncated": sum(s.truncated for s in samples) / len(samples), "charts/zero_std_groups": no_spread,
            "losses/grpo_loss": loss.item(), "losses/kl": stats.kl.item(), "losses/clip_low": stats.clip_low.item(),
            "losses/clip_high": stats.clip_high.item(), "losses/grad_norm": u["norm"], "charts/tokens": self.tokens,
-           "perf/tokens_per_s": generated / max(gen_s, 1e-9), "perf/generate_time": gen_s,
+           "perf/generate_time": gen_s, **({"perf/tokens_per_s": generated / gen_s} if gen_s > 0 else {}),
            "perf/judge_time": judging["perf/judge_busy_s"],
            "perf/steps_per_min": 60.0 / (time.perf_counter() - t0), "perf/mismatch_rms": stats.gap_sq.sqrt().item(),
            "perf/mismatch_max": stats.gap_max.item(), "losses/tis_clip": stats.tis_clip.item()}
@@ -188,15 +198,16 @@ def _stats(self: GRPOTrainer, tasks, rows, u: dict, generated, gen_s, judging, t
     return out
 
 @patch
-def _timing(self: GRPOTrainer, rows, u: dict, gen_s: float, judging: dict, waited: float, t0: float) -> dict:
-    """Where the step's time went, in seconds: generating, judging (the waits for the judges), the reference's
-    log-probabilities, the update, waiting for the samples generated beside the update (off-policy: then generating
-    and judging ran beside it, not in line), the rest; and its MFU (`grpo_core.step_flops` over the device's peak)."""
+def _timing(self: GRPOTrainer, rows, u: dict, inline: tuple, beside: float, judging: dict, waited: float, t0: float) -> dict:
+    """Where the step's time went, in seconds: generating and judging (in line, `inline`; off-policy also `beside` the
+    update, whose judges' waits `judging` has), the reference's log-probabilities, the update, waiting for the samples
+    generated beside it, the rest (what was in line, less the parts); and its MFU (`grpo_core.step_flops` over the
+    device's peak)."""
     took = time.perf_counter() - t0
-    split = {"generate": gen_s, "judge": judging["perf/judge_wait_s"], "logprob": u["logprob_s"], "update": u["update_s"],
+    judge = inline[1] + (judging["perf/judge_wait_s"] if beside else 0.0)
+    split = {"generate": inline[0] + beside, "judge": judge, "logprob": u["logprob_s"], "update": u["update_s"],
              "waiting": waited}
-    inline = ("logprob", "update", "waiting") if self.ahead is not None else ("generate", "judge", "logprob", "update")
-    split["other"] = max(0.0, took - sum(split[k] for k in inline))
+    split["other"] = max(0.0, took - sum(inline) - u["logprob_s"] - u["update_s"] - waited)
     if not hasattr(self, "_weights"): self._weights = sum(w.numel() for w in self.policy.model.parameters())
     read = lambda ix: sum(len(rows[i].sample.prompt_ids) + len(rows[i].sample.completion_ids) for i in ix)
     trained = read(u["keep"]) * getattr(self.cfg.grpo, "epochs", 1)

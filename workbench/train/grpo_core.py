@@ -4,7 +4,7 @@
 
 # %% ../../nbs/05g_train.grpo_core.ipynb #dda1df5d
 from __future__ import annotations
-import collections, dataclasses, functools, time
+import collections, dataclasses, functools, re, time
 from typing import Any, Optional
 
 import torch
@@ -15,8 +15,8 @@ from .lm_config import GRPOConfig
 
 # %% auto #0
 __all__ = ['NOTICE_AFTER', 'PEAK_TFLOPS', 'reference_logprobs', 'sampler_logprobs', 'grpo_terms', 'micro_batches', 'grpo_parts',
-           'combined', 'GroupRow', 'informative', 'grpo_update', 'no_spread_notice', 'note_spread', 'peak_flops',
-           'step_flops']
+           'combined', 'GroupRow', 'informative', 'grpo_update', 'no_spread_notice', 'note_spread', 'spec_peak',
+           'peak_flops', 'step_flops']
 
 # %% ../../nbs/05g_train.grpo_core.ipynb #3d7675f7
 def reference_logprobs(policy: TokenPolicy, samples: list, g: GRPOConfig, reference) -> Optional[torch.Tensor]:
@@ -157,15 +157,20 @@ def note_spread(trainer, no_spread: float, rewards: torch.Tensor, groups: int, l
                          text=no_spread_notice(rewards, groups, trainer.flat_steps, level))
 
 # %% ../../nbs/05g_train.grpo_core.ipynb #0b895057
-PEAK_TFLOPS = {"H200": 989, "H100": 989, "A100": 312, "L40S": 362, "A10G": 125, "L4": 121}   # dense bf16, spec sheets
+PEAK_TFLOPS = {"H200": 989, "H100 PCIe": 756, "H100": 989, "A100": 312, "L40S": 362, "A10G": 125, "L4": 121}   # dense bf16
+
+def spec_peak(name: str) -> Optional[tuple]:
+    "(dense bf16 FLOP/s, its source) of the GPU named `name` from `PEAK_TFLOPS` (a whole-word match), or None."
+    k = next((k for k in PEAK_TFLOPS if re.search(rf"\b{re.escape(k)}\b", name)), None)
+    return (PEAK_TFLOPS[k] * 1e12, f"{k} spec, dense bf16") if k else None
 
 @functools.lru_cache(maxsize=None)
 def peak_flops(device: str, dtype: torch.dtype = torch.float32) -> tuple:
-    "(FLOP/s, where the figure comes from) of `device`: a GPU's spec sheet's, or this device's matmul rate, measured."
-    if device.startswith("cuda"):
-        name = torch.cuda.get_device_name(torch.device(device))
-        for k, v in PEAK_TFLOPS.items():
-            if k in name: return v * 1e12, f"{k} spec, dense bf16"
+    """(FLOP/s, where the figure comes from) of `device` in `dtype`: a GPU's spec-sheet bf16 figure (the first whole-word
+    match of its name), or this device's matmul rate in `dtype`, measured (a CPU, another GPU, or float32 on a GPU)."""
+    if device.startswith("cuda") and dtype == torch.bfloat16:
+        known = spec_peak(torch.cuda.get_device_name(torch.device(device)))
+        if known: return known
     a = torch.randn(512, 512, device=device, dtype=dtype)
     (a @ a).sum().item()   # (a first one warms up)
     t0, reps = time.perf_counter(), 8
