@@ -49,6 +49,10 @@ def open_in_lab(page, lab, name: str):
     cells = page.locator(".jp-Notebook .jp-Cell")
     cells.first.wait_for(timeout=90_000)
     page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").wait_for(timeout=90_000)
+    # the page's indicator can say idle before the page's websocket reaches the kernel, and a run sent then is lost
+    # (twice in CI, on a notebook's first code cell): wait for the server to see the kernel idle and connected
+    ready = lambda: any(k["execution_state"] == "idle" and k.get("connections", 0) > 0 for k in lab.kernels())
+    wait_for(ready, timeout=90, what="the kernel to be idle with the page connected (the server's /api/kernels)")
     return cells, page.locator("jp-button[data-command='notebook:run-cell-and-select-next']")
 
 
@@ -136,6 +140,11 @@ class Lab:
                 return False
 
         wait_for(up, timeout=120, what="JupyterLab to answer")
+
+    def kernels(self) -> list:
+        "The server's kernels: id, execution_state, connections (the pages' websockets to it)..."
+        with urllib.request.urlopen(f"{self.base}/api/kernels?token={self.token}", timeout=30) as r:
+            return json.loads(r.read())
 
     def contents(self, path: str) -> dict:
         with urllib.request.urlopen(f"{self.base}/api/contents/{path}?token={self.token}", timeout=30) as r:
