@@ -16,12 +16,12 @@ rate at 4,096 grids, in `bench/RESULTS.md`.
     python -m bench planpath_sps --quick         # 64 and 1,024 grids, 2 rounds of 0.3 s
 """
 
-import collections, os, random, sys, time
+import collections, random, sys, time
 
 import numpy as np
 
 from benchutil import versions
-from runner import bootstrap_ratio, injected_sleep, interval, make_table
+from runner import injected_sleep, per_size_run, per_size_table
 
 FIGURES = {f"{who}_{n}": "higher" for n in (1, 64, 1024, 4096) for who in ("ours", "ratio")}
 
@@ -131,49 +131,12 @@ def measure_reference(n: int, seconds: float) -> float:
 
 
 def run(quick: bool = False) -> dict:
-    """Grid steps/s of ours and the reference at each number of grids, on one core, `rounds` rounds in alternating
-    order (ours first, then the reference first); medians, and the ratio's bootstrap 95% interval over the rounds."""
-    grids, seconds, rounds = ([64, 1024], 0.3, 2) if quick else ([1, 64, 1024, 4096], 3.0, 3)
-    cores = os.sched_getaffinity(0)
-    os.sched_setaffinity(0, {min(cores)})  # one core
-    try:
-        raw = {}
-        for n in grids:
-            ours, ref = [], []
-            for r in range(rounds):
-                for who in ("ours", "ref") if r % 2 == 0 else ("ref", "ours"):
-                    if who == "ours":
-                        ours.append(measure_ours(n, seconds))
-                    else:
-                        ref.append(measure_reference(n, min(seconds, 2.0)))
-            raw[str(n)] = {"ours": ours, "reference": ref}
-    finally:
-        os.sched_setaffinity(0, cores)
-    med = lambda xs: sorted(xs)[len(xs) // 2]
-    figures, ci = {}, {}
-    for n, r in raw.items():
-        figures[f"ours_{n}"], figures[f"reference_{n}"] = round(med(r["ours"])), round(med(r["reference"]))
-        figures[f"ratio_{n}"] = round(figures[f"ours_{n}"] / figures[f"reference_{n}"], 2)
-        ci[f"ratio_{n}"] = bootstrap_ratio(r["ours"], r["reference"])
-    settings = {"grids": grids, "seconds": seconds, "rounds": rounds, "cores": 1}
-    return {
-        "settings": settings,
-        "figures": figures,
-        "ci95": ci,
-        "raw": raw,
-        "versions": versions("numpy", "pufferlib"),
-    }
+    "Grid steps/s of ours and the reference at each number of grids, on one core (`runner.per_size_run`)."
+    return per_size_run(quick, measure_ours, measure_reference, versions("numpy", "pufferlib"))
 
 
 def table(records: list) -> str:
-    "RESULTS' table: a row a number of grids of each full run (or figures carried over), its machine named."
-
-    def cells(r):
-        f = r["figures"]
-        ratio = lambda n: f"{f[f'ratio_{n}']:.1f}x{interval(r, f'ratio_{n}', 1)}"
-        return [[f"{n:,}", f"{f[f'ours_{n}']:,}", f"{f[f'reference_{n}']:,}", ratio(n)] for n in r["settings"]["grids"]]
-
-    return make_table(["grids", "ours, grid steps/s", "one object a grid", "ours / reference [95% CI]"], records, cells)
+    return per_size_table(records, "grids", "ours, grid steps/s", "one object a grid")
 
 
 if __name__ == "__main__":

@@ -40,6 +40,9 @@ BENCHMARKS = {
         Benchmark(
             "planpath_sps", "Plan-Path grid steps/s on one core: the numpy env against one Python object a grid", 1.5
         ),
+        Benchmark(
+            "trading_sps", "trading env steps/s on one core: the numpy env against a one-account Gymnasium env", 1.5
+        ),
         Benchmark("grpo_throughput", "GRPO updates/min: workbench (on- and off-policy) against TRL's GRPOTrainer", 4),
         Benchmark(
             "grpo_offpolicy", "GRPO one step off-policy against on-policy: reward curves and val pass@1, 3 seeds", 12
@@ -135,6 +138,57 @@ def fresh(module: str, function: str, timeout: float | None = None, **kwargs) ->
     if line is None:
         return {"error": (r.stderr.strip().splitlines() or [f"exit code {r.returncode}"])[-1][:300]}
     return json.loads(line[7:]) or {}
+
+
+def alternate(sizes: list, rounds: int, ours, reference) -> dict:
+    """{size: {"ours": rates, "reference": rates}}: `rounds` measurements of each at each size, in alternating order (ours
+    first in even rounds, the reference first in odd ones), so that a drift of the machine falls on both."""
+    raw = {}
+    for n in sizes:
+        got = {"ours": [], "reference": []}
+        for r in range(rounds):
+            for who in ("ours", "reference") if r % 2 == 0 else ("reference", "ours"):
+                got[who].append((ours if who == "ours" else reference)(n))
+        raw[str(n)] = got
+    return raw
+
+
+def per_size_run(quick: bool, ours, reference, versions: dict) -> dict:
+    """A one-core benchmark of ours against a reference at several sizes: `ours(n, seconds)` and `reference(n, seconds)`
+    give rates; 1, 64, 1,024 and 4,096 in 3 alternating rounds of 3 s (the reference's at most 2 s), or with `quick`
+    64 and 1,024 in 2 rounds of 0.3 s; the process pinned to one core meanwhile."""
+    sizes, seconds, rounds = ([64, 1024], 0.3, 2) if quick else ([1, 64, 1024, 4096], 3.0, 3)
+    cores = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {min(cores)})
+    try:
+        raw = alternate(sizes, rounds, lambda n: ours(n, seconds), lambda n: reference(n, min(seconds, 2.0)))
+    finally:
+        os.sched_setaffinity(0, cores)
+    figures, ci = per_size(raw)
+    settings = {"sizes": sizes, "seconds": seconds, "rounds": rounds, "cores": 1}
+    return {"settings": settings, "figures": figures, "ci95": ci, "raw": raw, "versions": versions}
+
+
+def per_size(raw: dict) -> tuple:
+    "(figures, intervals) of `alternate`'s rates: each side's median, their ratio, and its bootstrap 95% interval."
+    med = lambda xs: sorted(xs)[len(xs) // 2]
+    figures, ci = {}, {}
+    for n, r in raw.items():
+        figures[f"ours_{n}"], figures[f"reference_{n}"] = round(med(r["ours"])), round(med(r["reference"]))
+        figures[f"ratio_{n}"] = round(figures[f"ours_{n}"] / figures[f"reference_{n}"], 2)
+        ci[f"ratio_{n}"] = bootstrap_ratio(r["ours"], r["reference"])
+    return figures, ci
+
+
+def per_size_table(records: list, size: str, ours: str, reference: str) -> str:
+    "RESULTS' table of a per-size benchmark (`alternate`): a row a size of each full run, its machine named."
+
+    def cells(r):
+        f = r["figures"]
+        ratio = lambda n: f"{f[f'ratio_{n}']:.1f}x{interval(r, f'ratio_{n}', 1)}"
+        return [[f"{n:,}", f"{f[f'ours_{n}']:,}", f"{f[f'reference_{n}']:,}", ratio(n)] for n in r["settings"]["sizes"]]
+
+    return make_table([size, ours, reference, "ours / reference [95% CI]"], records, cells)
 
 
 def make_table(columns: list, records: list, cells) -> str:

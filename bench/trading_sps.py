@@ -10,15 +10,18 @@ Both run on one CPU core (the process is pinned to core 0), stepping random acti
 
 The goal (issue 5): at least 5 million steps per second at 4096 envs on one core.
 
-    python bench/trading_sps.py                 # 1, 64, 1024, 4096 envs
-    python bench/trading_sps.py --seconds 1     # shorter
+    python -m bench trading_sps                 # 1, 64, 1024, 4096 envs, 3 alternating rounds of 3 s; recorded
+    python -m bench trading_sps --quick         # 64 and 1,024 envs, 2 rounds of 0.3 s
 """
 
-import argparse, json, os, time
+import sys, time
 
 import numpy as np
 
-from benchutil import versions, wait_for_quiet
+from benchutil import versions
+from runner import injected_sleep, per_size_run, per_size_table
+
+FIGURES = {f"{who}_{n}": "higher" for n in (1, 64, 1024, 4096) for who in ("ours", "ratio")}
 
 
 def scalar_env_class():
@@ -73,12 +76,14 @@ def measure(make, n: int, seconds: float) -> float:
     env.async_reset(0)
     env.recv()
     actions = np.random.default_rng(0).integers(0, 3, (64, n))
-    steps, t0 = 0, time.perf_counter()
+    steps, t0, pause = 0, time.perf_counter(), injected_sleep()
     while True:
         for k in range(16):
             env.send(actions[(steps + k) % 64])
             env.recv()
         steps += 16
+        if pause:
+            time.sleep(pause)
         if time.perf_counter() - t0 >= seconds:
             break
     sps = steps * n / (time.perf_counter() - t0)
@@ -86,39 +91,28 @@ def measure(make, n: int, seconds: float) -> float:
     return sps
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--envs", type=int, nargs="+", default=[1, 64, 1024, 4096])
-    ap.add_argument("--seconds", type=float, default=3.0, help="stepping time per measurement")
-    ap.add_argument("--rounds", type=int, default=3)
-    args = ap.parse_args()
-    os.sched_setaffinity(0, {0})  # one core
+def run(quick: bool = False) -> dict:
+    "Steps/s of ours and the reference at each number of envs, on one core (`runner.per_size_run`)."
     import pufferlib.emulation, pufferlib.vector
     from workbench.env.make import make_env
 
-    OneAccount = scalar_env_class()
+    one = scalar_env_class()
     ours = lambda n: make_env("trading", num_envs=n, seed=0)
     ref = lambda n: pufferlib.vector.make(
-        [lambda buf=None, seed=0: pufferlib.emulation.GymnasiumPufferEnv(env_creator=OneAccount, buf=buf, seed=seed)]
-        * n,
-        env_args=[[] for _ in range(n)],
-        env_kwargs=[{} for _ in range(n)],
-        num_envs=n,
-        backend=pufferlib.vector.Serial,
-        seed=0,
+        [lambda buf=None, seed=0: pufferlib.emulation.GymnasiumPufferEnv(env_creator=one, buf=buf, seed=seed)] * n,
+        env_args=[[] for _ in range(n)], env_kwargs=[{} for _ in range(n)], num_envs=n,
+        backend=pufferlib.vector.Serial, seed=0,
+    )  # fmt: skip
+    return per_size_run(
+        quick, lambda n, s: measure(ours, n, s), lambda n, s: measure(ref, n, s), versions("numpy", "pufferlib")
     )
-    busy = wait_for_quiet(0.15, 60)
-    results = {}
-    print(f"{'envs':>6} {'ours SPS':>14} {'reference SPS':>14} {'ours / ref':>10}")
-    for n in args.envs:
-        a = sorted(measure(ours, n, args.seconds) for _ in range(args.rounds))
-        b = sorted(measure(ref, n, min(args.seconds, 2.0)) for _ in range(args.rounds))
-        results[n] = {"ours": a, "reference": b}
-        ma, mb = a[len(a) // 2], b[len(b) // 2]
-        print(f"{n:>6} {ma:>14,.0f} {mb:>14,.0f} {ma / mb:>10.1f}", flush=True)
-    print(f"(medians of {args.rounds} runs of {args.seconds:g} s; one core; machine busy {busy:.0%} before the start)")
-    print(json.dumps({"sps": results, "seconds": args.seconds, "versions": versions("numpy", "pufferlib")}))
+
+
+def table(records: list) -> str:
+    return per_size_table(records, "envs", "ours, steps/s", "one-account Gymnasium env")
 
 
 if __name__ == "__main__":
-    main()
+    from runner import main
+
+    sys.exit(main(["trading_sps", *sys.argv[1:]]))
