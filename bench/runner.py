@@ -153,6 +153,11 @@ def alternate(sizes: list, rounds: int, ours, reference) -> dict:
     return raw
 
 
+PER_SIZE_FIGURES = {
+    f"{who}_{n}": "higher" for n in (1, 64, 1024, 4096) for who in ("ours", "ratio")
+}  # (`per_size_run`)
+
+
 def per_size_run(quick: bool, ours, reference, versions: dict) -> dict:
     """A one-core benchmark of ours against a reference at several sizes: `ours(n, seconds)` and `reference(n, seconds)`
     give rates; 1, 64, 1,024 and 4,096 in 3 alternating rounds of 3 s (the reference's at most 2 s), or with `quick`

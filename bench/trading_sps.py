@@ -19,9 +19,9 @@ import sys, time
 import numpy as np
 
 from benchutil import versions
-from runner import injected_sleep, per_size_run, per_size_table
+from runner import PER_SIZE_FIGURES, injected_sleep, per_size_run, per_size_table
 
-FIGURES = {f"{who}_{n}": "higher" for n in (1, 64, 1024, 4096) for who in ("ours", "ratio")}
+FIGURES = PER_SIZE_FIGURES
 
 
 def scalar_env_class():

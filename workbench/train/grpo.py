@@ -69,6 +69,7 @@ class GRPOTrainer(LMTrainer):
             if half or g.off_policy else None   # (what samples, when it is not the policy that trains)
         self.ahead = ThreadPoolExecutor(1, thread_name_prefix="workbench-sampler") if g.off_policy else None
         self.pending = None   # off-policy: the next step's (tasks, play's result), generated during this step's update
+        self.weight_count = sum(w.numel() for w in self.policy.model.parameters())   # (for the MFU estimate)
 
     def live_stats(self) -> dict:
         return {**super().live_stats(), "charts/temperature": self.cfg.grpo.temperature, "charts/beta": self.cfg.grpo.beta}
@@ -208,10 +209,9 @@ def _timing(self: GRPOTrainer, rows, u: dict, inline: tuple, beside: float, judg
     split = {"generate": inline[0] + beside, "judge": judge, "logprob": u["logprob_s"], "update": u["update_s"],
              "waiting": waited}
     split["other"] = max(0.0, took - sum(inline) - u["logprob_s"] - u["update_s"] - waited)
-    if not hasattr(self, "_weights"): self._weights = sum(w.numel() for w in self.policy.model.parameters())
     read = lambda ix: sum(len(rows[i].sample.prompt_ids) + len(rows[i].sample.completion_ids) for i in ix)
     trained = read(u["keep"]) * getattr(self.cfg.grpo, "epochs", 1)
-    flops = step_flops(self._weights, read(range(len(rows))), trained, read(u["keep"]) if self.reference is not None else 0)
+    flops = step_flops(self.weight_count, read(range(len(rows))), trained, read(u["keep"]) if self.reference is not None else 0)
     peak, _ = peak_flops(str(self.device), torch.bfloat16 if self.cfg.run.bf16 else torch.float32)
     return {**{f"time/{k}": v for k, v in split.items()}, "time/step": took, "perf/mfu": flops / took / peak}
 
