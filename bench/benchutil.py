@@ -1,6 +1,9 @@
-"""Helpers shared by the benchmark scripts: worker subprocesses, a busy-machine check, PuffeRL's defaults."""
+"""Helpers shared by the benchmark scripts: worker subprocesses, a busy-machine check, the greedy evaluation of the
+learning benchmarks, PuffeRL's defaults."""
 
 import ast, configparser, importlib.metadata, json, os, platform, subprocess, sys, time
+
+import numpy as np
 
 RESULT_TAG = "BENCH_RESULT "  # a worker's result line on stdout: this tag + a JSON dict
 
@@ -82,3 +85,27 @@ def puffer_default_train_config() -> dict:
         except (ValueError, SyntaxError):
             cfg[key] = value.strip()
     return cfg
+
+
+def greedy_returns(env_id: str, act, episodes: int = 100, seed: int = 10_000) -> list:
+    """Returns of `episodes` greedy episodes of `env_id` played side by side (env i reset with seed + i); `act` maps
+    an (n, obs_dim) float32 batch to n actions. The same function scores both trainers."""
+    import gymnasium as gym
+
+    envs = [gym.make(env_id) for _ in range(episodes)]
+    space = envs[0].action_space
+    box = isinstance(space, gym.spaces.Box)
+    obs = np.stack([env.reset(seed=seed + i)[0] for i, env in enumerate(envs)]).astype(np.float32)
+    returns, running = np.zeros(episodes), np.ones(episodes, dtype=bool)
+    while running.any():
+        actions = np.asarray(act(obs))
+        if box:
+            actions = np.clip(actions.reshape(episodes, *space.shape), space.low, space.high)
+        for i in np.flatnonzero(running):
+            o, r, terminated, truncated, _ = envs[i].step(actions[i] if box else int(actions.reshape(-1)[i]))
+            obs[i] = o
+            returns[i] += r
+            running[i] = not (terminated or truncated)
+    for env in envs:
+        env.close()
+    return returns.tolist()

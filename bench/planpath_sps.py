@@ -21,7 +21,7 @@ import collections, random, sys, time
 import numpy as np
 
 from benchutil import versions
-from runner import PER_SIZE_FIGURES, injected_sleep, per_size_run, per_size_table
+from per_size import PER_SIZE_FIGURES, per_size_run, per_size_table, step_rate
 
 FIGURES = PER_SIZE_FIGURES
 
@@ -100,21 +100,8 @@ class OneGrid:
 def measure_ours(n: int, seconds: float) -> float:
     from workbench.env.make import make_env
 
-    env = make_env("planpath", num_envs=2 * n, seed=0)
-    env.async_reset(0)
-    env.recv()
     actions = np.random.default_rng(0).integers(0, 4, (64, 2 * n))
-    steps, t0, pause = 0, time.perf_counter(), injected_sleep()
-    while time.perf_counter() - t0 < seconds:
-        for k in range(16):
-            env.send(actions[(steps + k) % 64])
-            env.recv()
-        steps += 16
-        if pause:
-            time.sleep(pause)
-    sps = steps * n / (time.perf_counter() - t0)
-    env.close()
-    return sps
+    return n * step_rate(make_env("planpath", num_envs=2 * n, seed=0), actions, seconds)  # a grid step: both agents
 
 
 def measure_reference(n: int, seconds: float) -> float:
@@ -131,7 +118,7 @@ def measure_reference(n: int, seconds: float) -> float:
 
 
 def run(quick: bool = False) -> dict:
-    "Grid steps/s of ours and the reference at each number of grids, on one core (`runner.per_size_run`)."
+    "Grid steps/s of ours and the reference at each number of grids, on one core (`per_size.per_size_run`)."
     return per_size_run(quick, measure_ours, measure_reference, versions("numpy", "pufferlib"))
 
 

@@ -3,7 +3,9 @@
 The runner owns what every benchmark needs, once: waiting for a quiet machine, naming the machine (CPU model and
 flags, cores, GPU), the commit, the settings' hash, and the record. A benchmark is a script here with `run(quick) ->
 dict` (its settings, figures, confidence intervals and raw numbers), `FIGURES` (each figure's better direction) and
-`table(records) -> str` (its RESULTS table). A full run appends its record to `bench/records/NAME.jsonl`;
+`table(records) -> str` (its RESULTS table); `options(parser)`, where it has settings of its own (envs, seeds...),
+adds them, and `run` receives them as keywords (and `out`, the folder for its pages, where it takes one). A full
+run appends its record to `bench/records/NAME.jsonl`;
 `--compare last` prints each figure's change against the last record of the same machine kind and settings and flags a
 regression over 3%; `python -m bench tables` writes RESULTS.md's generated tables from the records (`--check`: exit 1
 where they differ, as a test does).
@@ -16,7 +18,8 @@ where they differ, as a test does).
     python -m bench readme [--check]             # bench/README.md, from this registry
 """
 
-import argparse, dataclasses, datetime, hashlib, importlib, json, math, os, platform, random, re, subprocess, sys, time
+import argparse, dataclasses, datetime, hashlib, importlib, inspect, json, math, os, platform, random, re, subprocess
+import sys, time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -46,6 +49,16 @@ BENCHMARKS = {
         Benchmark("grpo_throughput", "GRPO updates/min: workbench (on- and off-policy) against TRL's GRPOTrainer", 4),
         Benchmark(
             "grpo_offpolicy", "GRPO one step off-policy against on-policy: reward curves and val pass@1, 3 seeds", 12
+        ),
+        Benchmark(
+            "solve_cartpole",
+            "time to solve CartPole-v1 (greedy 100-episode mean >= 475): workbench against PuffeRL and SB3, per seed",
+            3,
+        ),
+        Benchmark(
+            "zoo",
+            "PPO's greedy return against SB3 with rl-zoo's rows, same env, budget and seeds (--envs, --seeds, --set)",
+            60,
         ),
     ]
 }
@@ -102,12 +115,13 @@ def settings_hash(settings: dict) -> str:
     return hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:12]
 
 
-def bootstrap_ratio(a: list, b: list, reps: int = 2000, seed: int = 0) -> list:
-    "95% bootstrap interval of mean(a) / mean(b), each resampled with replacement."
+def bootstrap_ratio(a: list, b: list, reps: int = 2000, seed: int = 0, stat=None) -> list:
+    "95% bootstrap interval of stat(a) / stat(b) (the mean, or `stat` such as the median), each resampled with replacement."
+    stat = stat or (lambda xs: sum(xs) / len(xs))
     rng, ratios = random.Random(seed), []
     for _ in range(reps):
-        x, y = [rng.choice(a) for _ in a], [rng.choice(b) for _ in b]
-        ratios.append(sum(x) / len(x) / (sum(y) / len(y)) if sum(y) else float("inf"))
+        x, y = stat([rng.choice(a) for _ in a]), stat([rng.choice(b) for _ in b])
+        ratios.append(x / y if y else float("inf"))
     ratios.sort()
     return [round(ratios[int(0.025 * reps)], 4), round(ratios[int(0.975 * reps) - 1], 4)]
 
@@ -126,8 +140,11 @@ def steady_rate(stamps: list) -> float:
 def fresh(module: str, function: str, timeout: float | None = None, **kwargs) -> dict:
     """`function(**kwargs)` of the benchmark script `module`, called in a fresh Python process (its own imports,
     threads and peak memory); the dict it returned, or {"error": its last line}."""
-    code = (f"import json, sys; sys.path.insert(0, {str(HERE)!r}); import {module} as m; "
-            f"r = m.{function}(**json.loads(sys.argv[1])); print('RESULT ' + json.dumps(r), flush=True)")  # fmt: skip
+    code = (
+        f"import json, sys; sys.path.insert(0, {str(HERE)!r}); import {module} as m; "
+        f"r = m.{function}(**json.loads(sys.argv[1])); print('RESULT ' + json.dumps(r), flush=True); "
+        "sys.stderr.flush(); import os; os._exit(0)"
+    )  # (os._exit: PuffeRL leaves a thread running)
     env = {**os.environ, "TRANSFORMERS_VERBOSITY": "error", "PYTHONWARNINGS": "ignore"}
     try:
         r = subprocess.run([sys.executable, "-c", code, json.dumps(kwargs)], capture_output=True, text=True, env=env,
@@ -138,62 +155,6 @@ def fresh(module: str, function: str, timeout: float | None = None, **kwargs) ->
     if line is None:
         return {"error": (r.stderr.strip().splitlines() or [f"exit code {r.returncode}"])[-1][:300]}
     return json.loads(line[7:]) or {}
-
-
-def alternate(sizes: list, rounds: int, ours, reference) -> dict:
-    """{size: {"ours": rates, "reference": rates}}: `rounds` measurements of each at each size, in alternating order (ours
-    first in even rounds, the reference first in odd ones), so that a drift of the machine falls on both."""
-    raw = {}
-    for n in sizes:
-        got = {"ours": [], "reference": []}
-        for r in range(rounds):
-            for who in ("ours", "reference") if r % 2 == 0 else ("reference", "ours"):
-                got[who].append((ours if who == "ours" else reference)(n))
-        raw[str(n)] = got
-    return raw
-
-
-PER_SIZE_FIGURES = {
-    f"{who}_{n}": "higher" for n in (1, 64, 1024, 4096) for who in ("ours", "ratio")
-}  # (`per_size_run`)
-
-
-def per_size_run(quick: bool, ours, reference, versions: dict) -> dict:
-    """A one-core benchmark of ours against a reference at several sizes: `ours(n, seconds)` and `reference(n, seconds)`
-    give rates; 1, 64, 1,024 and 4,096 in 3 alternating rounds of 3 s (the reference's at most 2 s), or with `quick`
-    64 and 1,024 in 2 rounds of 0.3 s; the process pinned to one core meanwhile."""
-    sizes, seconds, rounds = ([64, 1024], 0.3, 2) if quick else ([1, 64, 1024, 4096], 3.0, 3)
-    cores = os.sched_getaffinity(0)
-    os.sched_setaffinity(0, {min(cores)})
-    try:
-        raw = alternate(sizes, rounds, lambda n: ours(n, seconds), lambda n: reference(n, min(seconds, 2.0)))
-    finally:
-        os.sched_setaffinity(0, cores)
-    figures, ci = per_size(raw)
-    settings = {"sizes": sizes, "seconds": seconds, "rounds": rounds, "cores": 1}
-    return {"settings": settings, "figures": figures, "ci95": ci, "raw": raw, "versions": versions}
-
-
-def per_size(raw: dict) -> tuple:
-    "(figures, intervals) of `alternate`'s rates: each side's median, their ratio, and its bootstrap 95% interval."
-    med = lambda xs: sorted(xs)[len(xs) // 2]
-    figures, ci = {}, {}
-    for n, r in raw.items():
-        figures[f"ours_{n}"], figures[f"reference_{n}"] = round(med(r["ours"])), round(med(r["reference"]))
-        figures[f"ratio_{n}"] = round(figures[f"ours_{n}"] / figures[f"reference_{n}"], 2)
-        ci[f"ratio_{n}"] = bootstrap_ratio(r["ours"], r["reference"])
-    return figures, ci
-
-
-def per_size_table(records: list, size: str, ours: str, reference: str) -> str:
-    "RESULTS' table of a per-size benchmark (`alternate`): a row a size of each full run, its machine named."
-
-    def cells(r):
-        f = r["figures"]
-        ratio = lambda n: f"{f[f'ratio_{n}']:.1f}x{interval(r, f'ratio_{n}', 1)}"
-        return [[f"{n:,}", f"{f[f'ours_{n}']:,}", f"{f[f'reference_{n}']:,}", ratio(n)] for n in r["settings"]["sizes"]]
-
-    return make_table([size, ours, reference, "ours / reference [95% CI]"], records, cells)
 
 
 def make_table(columns: list, records: list, cells) -> str:
@@ -259,6 +220,13 @@ def fail(message: str):
     raise SystemExit(2)
 
 
+class Parser(argparse.ArgumentParser):
+    "argparse, its errors said in one line (exit 2) instead of the usage and the error."
+
+    def error(self, message):
+        fail(message)
+
+
 def fmt(x: float) -> str:
     return f"{x:,.0f}" if abs(x) >= 1000 else f"{x:.4g}"
 
@@ -296,7 +264,14 @@ def tables(check: bool = False) -> int:
     return 0
 
 
-HELPERS = {"benchutil", "runner", "__main__", "zoo_report", "record_answers"}  # scripts that are not benchmarks
+HELPERS = {
+    "benchutil",
+    "runner",
+    "per_size",
+    "__main__",
+    "zoo_report",
+    "record_answers",
+}  # scripts that are not benchmarks
 
 
 def readme() -> str:
@@ -319,8 +294,7 @@ def readme() -> str:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m bench", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    p = Parser(prog="python -m bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("name", help="a benchmark, or list, tables, readme")
     p.add_argument("--quick", action="store_true", help="a smoke test: seconds, not recorded unless --record")
     p.add_argument(
@@ -335,7 +309,10 @@ def main(argv=None) -> int:
     p.add_argument("--records", type=Path, default=RECORDS, help=argparse.SUPPRESS)
     p.add_argument("--max-busy", type=float, default=0.15, help="wait until other processes use less than this share")
     p.add_argument("--max-wait", type=float, default=60, help="seconds to wait for a quiet machine at most")
-    a = p.parse_args(argv)
+    p.add_argument("--out", type=Path, default=HERE / "out", help="the folder of a benchmark's pages (git-ignored)")
+    a, rest = p.parse_known_args(argv)
+    if rest and a.name in ("list", "tables", "readme"):
+        fail(f"unrecognized arguments: {' '.join(rest)}")
     if a.name == "list":
         for b in BENCHMARKS.values():
             print(f"{b.name:18} ~{b.minutes:g} min  {b.measures}")
@@ -351,14 +328,25 @@ def main(argv=None) -> int:
         path.write_text(text)
         return 0
     module = load(a.name)
-    if a.compare and a.compare != "last" and not Path(a.compare).is_file():
-        fail(f"--compare takes last or a record file; {a.compare!r} is neither")
     from benchutil import wait_for_quiet
 
+    own = Parser(prog=f"python -m bench {a.name}")
+    if hasattr(module, "options"):
+        module.options(own)
+    kwargs = vars(own.parse_args(rest))  # (a flag of neither parser: one line, exit 2)
+    takes = inspect.signature(module.run).parameters
+    if "out" in takes:
+        kwargs["out"] = a.out
+    if "quiet" in takes:  # a benchmark of many runs waits for a quiet machine before each
+        kwargs["quiet"] = lambda: wait_for_quiet(a.max_busy, a.max_wait)
+    if a.compare and a.compare != "last" and not Path(a.compare).is_file():
+        fail(f"--compare takes last or a record file; {a.compare!r} is neither")
+
+    rev = commit()  # the code the run starts from (a long run may outlast later commits)
     busy, t0 = wait_for_quiet(a.max_busy, a.max_wait), time.perf_counter()
-    out = module.run(quick=a.quick)
+    out = module.run(quick=a.quick, **kwargs)
     rec = {"benchmark": a.name, "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-           "commit": commit(), "machine": machine(), "quick": a.quick, "busy_before": round(busy, 3),
+           "commit": rev, "machine": machine(), "quick": a.quick, "busy_before": round(busy, 3),
            "seconds": round(time.perf_counter() - t0, 1), "settings_hash": settings_hash(out["settings"]), **out}  # fmt: skip
     for k, v in rec["figures"].items():
         ci = rec.get("ci95", {}).get(k)

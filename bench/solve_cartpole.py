@@ -2,55 +2,44 @@
 
 One rule for all three trainers:
   * at the first update boundary at or after every EVAL_EVERY (2,560) env steps, run a greedy
-    10-episode evaluation on fresh CartPole-v1 envs (one common function, `greedy_mean_return`);
+    10-episode evaluation on fresh CartPole-v1 envs (one common function, `benchutil.greedy_returns`);
   * when it averages >= 475, confirm with a greedy 100-episode evaluation on other seeds;
   * "solved" = the 100-episode mean is >= 475. We report the env steps and the training seconds at
     that moment: a clock that is paused around every evaluation, so evaluation time is excluded.
   * each trainer has a budget of env steps and of training seconds; past it: "not solved".
 
-Every (trainer, seed) run is a fresh subprocess of this script (`--worker`), run one after another,
-so the trainers never share a process (PufferLib's pufferl module changes signal and warning
-handling when imported) and never compete for the 2 cores.
+Every (trainer, seed) run is a fresh process (`runner.fresh`), run one after another after the machine is quiet,
+so the trainers never share a process (PufferLib's pufferl module changes signal and warning handling when
+imported) and never compete for the 2 cores. Medians count a run that did not solve as infinitely slow.
 
-    python bench/solve_cartpole.py            # 3 seeds x 3 trainers, a few minutes
-    python bench/solve_cartpole.py --quick    # 1 seed, 60 s budgets: a smoke test
+    python -m bench solve_cartpole                          # 3 seeds x 3 trainers, a few minutes; recorded
+    python -m bench solve_cartpole --seeds 1 2 3 4 5 6 7 8 9 10   # the RESULTS figure, ~6 min
+    python -m bench solve_cartpole --quick                  # 1 seed, 60 s budgets: a smoke test
 """
 
-import argparse, json, shutil, statistics, tempfile, time
+import statistics, tempfile, time, shutil
 
 import numpy as np
 
-from benchutil import print_result, run_worker, wait_for_quiet, versions, puffer_default_train_config
+from benchutil import greedy_returns, puffer_default_train_config, versions
+from runner import bootstrap_ratio, fresh, interval, make_table
 
 ENV_ID = "CartPole-v1"
 THRESHOLD = 475.0  # CartPole-v1's reward threshold
 EVAL_EVERY = 2_560  # env steps between evaluations (10 updates of 8 envs x 32 steps)
 CHECK_EPISODES = 10  # quick greedy check ...
 CONFIRM_EPISODES = 100  # ... confirmed on 100 fresh episodes
+TRAINERS = ("workbench", "pufferlib", "sb3")
+FIGURES = {"workbench_median_s": "lower", "workbench_solved": "higher", "ours_over_sb3": "lower",
+           "ours_over_pufferlib": "lower"}  # fmt: skip
 
 
 # ----------------------------------------------------------------------------------------------
 # The common evaluation and the clock (used identically by all three trainers)
 # ----------------------------------------------------------------------------------------------
 def greedy_mean_return(act, episodes: int, seed: int) -> float:
-    """Mean return of `episodes` CartPole-v1 episodes; `act` maps a (n, 4) float32 batch of observations
-    to n greedy actions. The episodes run side by side (one env each, env i reset with seed + i)."""
-    import gymnasium as gym
-
-    envs = [gym.make(ENV_ID) for _ in range(episodes)]
-    obs = np.stack([env.reset(seed=seed + i)[0] for i, env in enumerate(envs)]).astype(np.float32)
-    returns, running = np.zeros(episodes), np.ones(episodes, dtype=bool)
-    while running.any():
-        actions = np.asarray(act(obs)).reshape(-1)
-        for i in np.flatnonzero(running):
-            o, r, terminated, truncated, _ = envs[i].step(int(actions[i]))
-            obs[i] = o
-            returns[i] += r
-            if terminated or truncated:
-                running[i] = False
-    for env in envs:
-        env.close()
-    return float(returns.mean())
+    "Mean return of `episodes` greedy CartPole-v1 episodes side by side (env i reset with seed + i)."
+    return float(np.mean(greedy_returns(ENV_ID, act, episodes, seed)))
 
 
 class SolveClock:
@@ -236,11 +225,6 @@ def run_puffer(
 # ----------------------------------------------------------------------------------------------
 # (c) Stable-Baselines3 PPO with the rl-zoo hyperparameters for CartPole-v1
 # ----------------------------------------------------------------------------------------------
-def linear(start: float):
-    "rl-zoo's lin_<x>: the value falls linearly from `start` to 0 over the run."
-    return lambda progress_remaining: progress_remaining * start
-
-
 def run_sb3(seed: int, budget_steps: int, budget_seconds: float) -> dict:
     import torch
     from stable_baselines3 import PPO
@@ -263,23 +247,11 @@ def run_sb3(seed: int, budget_steps: int, budget_seconds: float) -> dict:
         def _on_step(self):
             return not getattr(self, "stop", False)  # False ends learn()
 
-    env = make_vec_env(ENV_ID, n_envs=8, seed=seed)
-    # rl-zoo hyperparams/ppo.yml, CartPole-v1 (n_timesteps there is 1e5; here the budget sets the run length)
-    model = PPO(
-        "MlpPolicy",
-        env,
-        n_steps=32,
-        batch_size=256,
-        gae_lambda=0.8,
-        gamma=0.98,
-        n_epochs=20,
-        ent_coef=0.0,
-        learning_rate=linear(1e-3),
-        clip_range=linear(0.2),
-        device="cpu",
-        seed=seed,
-        verbose=0,
-    )
+    from zoo import ZOO, schedule
+
+    row = dict(ZOO[ENV_ID]["sb3"])  # rl-zoo's hyperparams/ppo.yml row (its n_timesteps aside: the budget sets the run)
+    env = make_vec_env(ENV_ID, n_envs=row.pop("n_envs"), seed=seed)
+    model = PPO("MlpPolicy", env, device="cpu", seed=seed, verbose=0, **{k: schedule(v) for k, v in row.items()})
     callback = SolveCallback()
     model.learn(total_timesteps=budget_steps, callback=callback)
     if clock.solved_at is None and (
@@ -297,148 +269,85 @@ def run_sb3(seed: int, budget_steps: int, budget_seconds: float) -> dict:
 
 
 # ----------------------------------------------------------------------------------------------
-# Driver: one subprocess per (trainer, seed), run one after another, then the table
+# The runner's side: options, the runs, the record, the table
 # ----------------------------------------------------------------------------------------------
-WORKER_ARGS = (
-    "ours_set",
-    "ours_steps",
-    "puffer_steps",
-    "sb3_steps",
-    "budget_seconds",
-    "puffer_envs",
-    "puffer_horizon",
-    "puffer_minibatch",
-)
+def options(p):
+    from zoo import setting
 
-
-def worker(args):
-    name, seed = args.worker, args.seed
-    if name == "workbench":
-        result = run_ours(seed, args.ours_steps, args.budget_seconds, json.loads(args.ours_set))
-    elif name == "pufferlib":
-        result = run_puffer(
-            seed, args.puffer_steps, args.budget_seconds, args.puffer_envs, args.puffer_horizon, args.puffer_minibatch
-        )
-    else:
-        result = run_sb3(seed, args.sb3_steps, args.budget_seconds)
-    print_result(result)
-
-
-def run_one(name: str, seed: int, args) -> dict:
-    "Wait for a quiet machine, then run one trainer on one seed in a fresh process."
-    busy = wait_for_quiet(args.max_busy, args.max_wait)
-    argv = ["--worker", name, "--seed", seed]
-    for k in WORKER_ARGS:
-        argv += [f"--{k.replace('_', '-')}", getattr(args, k)]
-    result = {"trainer": name, "seed": seed, "solved": False, "steps": None, "seconds": None, "sps": None}
-    result.update(run_worker(__file__, argv))
-    result["busy_before"] = busy
-    return result
-
-
-def fmt(x, spec):
-    return "-" if x is None else format(x, spec)
-
-
-def main():
-    p = argparse.ArgumentParser(
-        description=__doc__.split("\n")[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
-    )
     p.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
-    p.add_argument(
-        "--trainers", nargs="+", default=["workbench", "pufferlib", "sb3"], choices=["workbench", "pufferlib", "sb3"]
-    )
-    p.add_argument(
-        "--ours-steps",
-        type=int,
-        default=150_000,
-        help="workbench step budget (= its total_timesteps; 150K is our default run length)",
-    )
-    p.add_argument(
-        "--ours-set", default="{}", help="JSON dict of workbench config overrides, e.g. '{\"num_minibatches\": 2}'"
-    )
-    p.add_argument("--puffer-steps", type=int, default=1_000_000, help="PuffeRL step budget (= its total_timesteps)")
-    p.add_argument(
-        "--sb3-steps",
-        type=int,
-        default=100_000,
-        help="SB3 step budget (= learn(total_timesteps); 100K is rl-zoo's n_timesteps for CartPole-v1)",
-    )
-    p.add_argument("--budget-seconds", type=float, default=180.0, help="training-seconds budget, every trainer")
+    p.add_argument("--trainers", nargs="+", default=list(TRAINERS), choices=TRAINERS)
+    p.add_argument("--ours-steps", type=int, default=150_000, help="workbench's budget (its total_timesteps)")
+    p.add_argument("--set", action="append", default=[], type=setting, metavar="KEY=VALUE",
+                   help="one of workbench's settings (for exploring; the reported runs use none)")  # fmt: skip
+    p.add_argument("--puffer-steps", type=int, default=1_000_000, help="PuffeRL's budget (its total_timesteps)")
+    p.add_argument("--sb3-steps", type=int, default=100_000, help="SB3's budget (rl-zoo's n_timesteps)")
+    p.add_argument("--budget-seconds", type=float, default=180.0, help="training seconds, every trainer")
     p.add_argument("--puffer-envs", type=int, default=16)
     p.add_argument("--puffer-horizon", type=int, default=32)
     p.add_argument("--puffer-minibatch", type=int, default=128)
-    p.add_argument(
-        "--max-busy",
-        type=float,
-        default=0.15,
-        help="before each run, wait until other processes use less than this fraction of the cores ...",
-    )
-    p.add_argument("--max-wait", type=float, default=30.0, help="... but wait at most this many seconds")
-    p.add_argument("--quick", action="store_true", help="one seed, 60 s budgets: a smoke test")
-    p.add_argument("--json", help="also write all results (with evaluation histories) to this file")
-    p.add_argument("--worker", help=argparse.SUPPRESS)
-    p.add_argument("--seed", type=int, default=1, help=argparse.SUPPRESS)
-    args = p.parse_args()
-    if args.worker:
-        return worker(args)
-    if args.quick:
-        args.seeds, args.budget_seconds = args.seeds[:1], 60.0
 
-    info = versions("torch", "pufferlib", "stable-baselines3", "gymnasium", "numpy")
-    print(
-        f"# time to solve {ENV_ID} (greedy 100-episode mean >= {THRESHOLD:.0f}; checks every {EVAL_EVERY} steps; "
-        f"evaluation time excluded)"
-    )
-    print("# " + ", ".join(f"{k} {v}" for k, v in info.items()) + "; torch threads 1 in every trainer")
-    results, t_all = [], time.perf_counter()
-    for seed in args.seeds:  # interleave trainers so machine noise spreads over all of them
-        for name in args.trainers:
-            r = run_one(name, seed, args)
-            results.append(r)
-            print(
-                f"  {name:<10} seed {seed}: "
-                + (
-                    f"solved at {r['steps']} steps, {r['seconds']:.1f} s"
-                    if r["solved"]
-                    else "not solved" + (f" ({r['error']})" if "error" in r else "")
-                )
-                + f"  [other load before: {100 * r['busy_before']:.0f}% of the cores]",
-                flush=True,
+
+def median_inf(xs: list) -> float:
+    "The median, a run that did not solve counted as +infinity (honest about failures)."
+    return statistics.median([float("inf") if x is None else x for x in xs])
+
+
+def run(quick: bool = False, seeds=(1, 2, 3), trainers=TRAINERS, ours_steps: int = 150_000, set=(),
+        puffer_steps: int = 1_000_000, sb3_steps: int = 100_000, budget_seconds: float = 180.0, puffer_envs: int = 16,
+        puffer_horizon: int = 32, puffer_minibatch: int = 128, quiet=lambda: 0.0) -> dict:  # fmt: skip
+    if quick:
+        seeds, budget_seconds = list(seeds)[:1], 60.0
+    calls = {"workbench": ("run_ours", dict(budget_steps=ours_steps, overrides=dict(set))),
+             "pufferlib": ("run_puffer", dict(budget_steps=puffer_steps, num_envs=puffer_envs, horizon=puffer_horizon,
+                                              minibatch=puffer_minibatch)),
+             "sb3": ("run_sb3", dict(budget_steps=sb3_steps))}  # fmt: skip
+    raw, configs = [], {}
+    for seed in seeds:  # trainers interleaved, so that a drift of the machine spreads over all of them
+        for t in trainers:
+            busy = quiet()
+            function, kw = calls[t]
+            r = {"trainer": t, "seed": seed, "solved": False, "steps": None, "seconds": None}
+            r.update(fresh("solve_cartpole", function, seed=seed, budget_seconds=budget_seconds, **kw))
+            configs[t] = r.pop("settings", configs.get(t))
+            raw.append({**r, "busy_before": round(busy, 3)})
+            done = (
+                f"solved at {r['steps']:,} steps, {r['seconds']:.2f} s" if r["solved"] else r.get("error", "not solved")
             )
-
-    print(f"\n{'trainer':<10} {'seed':>4} {'solved steps':>12} {'seconds':>8} {'SPS':>7}")
-    for r in results:
-        print(
-            f"{r['trainer']:<10} {r['seed']:>4} {fmt(r['steps'], 'd') if r['solved'] else 'not solved':>12} "
-            f"{fmt(r['seconds'], '.1f'):>8} {fmt(r['sps'], '.0f'):>7}"
+            print(f"  {t:<10} seed {seed}: {done}", flush=True)
+    figures, ci = {}, {}
+    secs = {t: [r["seconds"] if r["solved"] else None for r in raw if r["trainer"] == t] for t in trainers}
+    for t in trainers:
+        figures[f"{t}_solved"] = sum(x is not None for x in secs[t])
+        figures[f"{t}_median_steps"] = median_inf(
+            [r["steps"] if r["solved"] else None for r in raw if r["trainer"] == t]
         )
-    print(f"\n{'trainer':<10} {'solved':>6} {'median steps':>12} {'median s':>8} {'s / ours':>8}")
-    medians = {}
-    for name in args.trainers:
-        rs = [r for r in results if r["trainer"] == name]
-        ok = [r for r in rs if r["solved"]]
-        # a run that did not solve counts as +infinity, so the median is honest about failures
-        secs = sorted([r["seconds"] for r in ok] + [float("inf")] * (len(rs) - len(ok)))
-        steps = sorted([r["steps"] for r in ok] + [float("inf")] * (len(rs) - len(ok)))
-        medians[name] = (statistics.median(steps), statistics.median(secs))
-    ours = medians.get("workbench", (None, None))[1]
-    for name, (steps, secs) in medians.items():
-        n_ok = sum(r["solved"] for r in results if r["trainer"] == name)
-        ratio = secs / ours if ours and ours != float("inf") and secs != float("inf") else None
-        print(
-            f"{name:<10} {n_ok:>3}/{len(args.seeds):<2} {fmt(steps, '.0f'):>12} {fmt(secs, '.1f'):>8} {fmt(ratio, '.2f'):>8}"
-        )
-    print("\nsettings:")
-    for name in args.trainers:
-        r = next((r for r in results if r["trainer"] == name and "settings" in r), None)
-        if r:
-            print(f"  {name}: {r['settings']}")
-    print(f"\ntotal benchmark time {time.perf_counter() - t_all:.0f} s")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"versions": info, "args": vars(args), "results": results}, f, indent=1)
+        figures[f"{t}_median_s"] = round(median_inf(secs[t]), 3)
+        if t != "workbench" and "workbench" in trainers:
+            figures[f"ours_over_{t}"] = round(figures["workbench_median_s"] / figures[f"{t}_median_s"], 3)
+            if None not in secs[t] + secs["workbench"] and len(seeds) > 1:
+                ci[f"ours_over_{t}"] = bootstrap_ratio(secs["workbench"], secs[t], stat=statistics.median)
+    settings = {"seeds": list(seeds), "trainers": list(trainers), "ours_steps": ours_steps, "set": dict(set),
+                "puffer_steps": puffer_steps, "sb3_steps": sb3_steps, "budget_seconds": budget_seconds,
+                "puffer": [puffer_envs, puffer_horizon, puffer_minibatch]}  # fmt: skip
+    return {"settings": settings, "figures": figures, "ci95": ci, "raw": raw, "configs": configs,
+            "versions": versions("torch", "pufferlib", "stable-baselines3", "gymnasium", "numpy")}  # fmt: skip
 
 
-if __name__ == "__main__":
-    main()
+def table(records: list) -> str:
+    "A row a trainer of each full run: solved, median steps and seconds, each seed's steps, its time over ours."
+
+    def cells(rec):
+        f, rows = rec["figures"], []
+        n = lambda x: "-" if x in (None, float("inf")) else f"{x:,.0f}"
+        for t in rec["settings"]["trainers"]:
+            runs = [r for r in rec["raw"] if r["trainer"] == t]
+            ratio = f.get(f"ours_over_{t}")
+            over = (
+                "1" if t == "workbench" else "-" if ratio is None else f"{ratio:.2f}{interval(rec, f'ours_over_{t}')}"
+            )
+            rows.append([t, f"{f[f'{t}_solved']}/{len(runs)}", n(f[f"{t}_median_steps"]), f"{f[f'{t}_median_s']:.2f}",
+                         " / ".join(n(r["steps"]) if r["solved"] else "-" for r in runs), over])  # fmt: skip
+        return rows
+
+    return make_table(["trainer", "solved", "median steps", "median s", "steps to solve, each seed",
+                       "ours / this (median s) [95% CI]"], records, cells)  # fmt: skip

@@ -14,12 +14,12 @@ The goal (issue 5): at least 5 million steps per second at 4096 envs on one core
     python -m bench trading_sps --quick         # 64 and 1,024 envs, 2 rounds of 0.3 s
 """
 
-import sys, time
+import sys
 
 import numpy as np
 
 from benchutil import versions
-from runner import PER_SIZE_FIGURES, injected_sleep, per_size_run, per_size_table
+from per_size import PER_SIZE_FIGURES, per_size_run, per_size_table, step_rate
 
 FIGURES = PER_SIZE_FIGURES
 
@@ -72,27 +72,11 @@ def scalar_env_class():
 
 
 def measure(make, n: int, seconds: float) -> float:
-    env = make(n)
-    env.async_reset(0)
-    env.recv()
-    actions = np.random.default_rng(0).integers(0, 3, (64, n))
-    steps, t0, pause = 0, time.perf_counter(), injected_sleep()
-    while True:
-        for k in range(16):
-            env.send(actions[(steps + k) % 64])
-            env.recv()
-        steps += 16
-        if pause:
-            time.sleep(pause)
-        if time.perf_counter() - t0 >= seconds:
-            break
-    sps = steps * n / (time.perf_counter() - t0)
-    env.close()
-    return sps
+    return n * step_rate(make(n), np.random.default_rng(0).integers(0, 3, (64, n)), seconds)
 
 
 def run(quick: bool = False) -> dict:
-    "Steps/s of ours and the reference at each number of envs, on one core (`runner.per_size_run`)."
+    "Steps/s of ours and the reference at each number of envs, on one core (`per_size.per_size_run`)."
     import pufferlib.emulation, pufferlib.vector
     from workbench.env.make import make_env
 

@@ -63,3 +63,22 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, args, says):
     r = bench(*args, "--records", tmp_path)
     assert r.returncode == 2 and says in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert not list(tmp_path.iterdir())
+
+
+QUICK_ARGS = {"solve_cartpole": ["--trainers", "workbench", "sb3"]}  # (PuffeRL's side: `-m bench solve_cartpole`)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", [n for n in runner.BENCHMARKS if n not in ("planpath_sps", "zoo")])
+def test_each_benchmark_runs_quick_through_the_runner(tmp_path, name):
+    """`--quick` of each benchmark through the runner, recorded into a scratch folder: the record names its machine,
+    commit and settings, and the benchmark's RESULTS table takes it (planpath_sps: the slowed run above; zoo: its own
+    test). What the figures say at these sizes is not asserted."""
+    r = bench(name, "--quick", "--record", "--records", tmp_path, "--out", tmp_path, "--max-wait", 0,
+              *QUICK_ARGS.get(name, []), timeout=900)  # fmt: skip
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    (rec,) = runner.records(name, tmp_path)
+    assert rec["quick"] and rec["figures"] and rec["machine"]["kind"] and rec["commit"]
+    assert rec["settings_hash"] == runner.settings_hash(rec["settings"])
+    table = runner.load(name).table([dict(rec, quick=False)])
+    assert rec["machine"]["kind"] in table and table.count("\n") >= 3, table

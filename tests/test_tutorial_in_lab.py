@@ -49,9 +49,17 @@ def open_in_lab(page, lab, name: str):
     cells = page.locator(".jp-Notebook .jp-Cell")
     cells.first.wait_for(timeout=90_000)
     page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").wait_for(timeout=90_000)
+
     # the page's indicator can say idle before the page's websocket reaches the kernel, and a run sent then is lost
     # (twice in CI, on a notebook's first code cell): wait for the server to see the kernel idle and connected
-    ready = lambda: any(k["execution_state"] == "idle" and k.get("connections", 0) > 0 for k in lab.kernels())
+    def ready():
+        try:
+            return any(k["execution_state"] == "idle" and k.get("connections", 0) > 0 for k in lab.kernels())
+        except urllib.error.HTTPError as e:  # 500 from jupyter_server while a kernel starts (last_activity unset)
+            if e.code != 500:
+                raise
+            return False
+
     wait_for(ready, timeout=90, what="the kernel to be idle with the page connected (the server's /api/kernels)")
     return cells, page.locator("jp-button[data-command='notebook:run-cell-and-select-next']")
 

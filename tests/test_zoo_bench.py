@@ -1,32 +1,49 @@
-"""`bench/zoo.py --quick`, the smoke test of the zoo benchmark: gSDE's row (MountainCarContinuous) and a MuJoCo row,
-ours and SB3's, each trained a little and scored by the common greedy evaluation, so that the long run's script works
-when it is next run. What it learns at these budgets is not asserted (bench/RESULTS.md §8 has the full run)."""
+"""`python -m bench zoo --quick`, the smoke test of the zoo benchmark through the runner: gSDE's row
+(MountainCarContinuous) and a MuJoCo row, ours (with a setting given beside the row) and SB3's, each trained a little
+and scored by the common greedy evaluation, so that the long run's script works when it is next run. What it learns
+at these budgets is not asserted (bench/RESULTS.md §8 has the full runs)."""
 
-import json, subprocess, sys
+import subprocess, sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
 pytestmark = pytest.mark.slow
+
+import runner  # noqa: E402
 
 
 def test_zoo_quick_runs_both_trainers(tmp_path):
-    out = tmp_path / "zoo.json"
-    cli = [sys.executable, str(ROOT / "bench" / "zoo.py"), "--quick", "--envs", "MountainCarContinuous-v0", "Hopper-v4",
-           "--jobs", "2", "--json", str(out), "--html", str(tmp_path / "zoo.html")]  # fmt: skip
-    r = subprocess.run(cli, capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    cli = [sys.executable, "-m", "bench", "zoo", "--quick", "--record", "--records", tmp_path, "--out", tmp_path,
+           "--max-wait", 0, "--envs", "MountainCarContinuous-v0", "Hopper-v4", "--jobs", 2,
+           "--set", "activation=relu"]  # fmt: skip
+    r = subprocess.run(list(map(str, cli)), capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert r.returncode == 0, r.stderr[-2000:]
-    results = json.loads(out.read_text())["results"]
-    assert sorted((x["env"], x["trainer"]) for x in results) == [
+    (rec,) = runner.records("zoo", tmp_path)
+    assert sorted((x["env"], x["trainer"]) for x in rec["raw"]) == [
         ("Hopper-v4", "sb3"),
         ("Hopper-v4", "workbench"),
         ("MountainCarContinuous-v0", "sb3"),
         ("MountainCarContinuous-v0", "workbench"),
     ]
-    for x in results:
-        assert "error" not in x and len(x["returns"]) == 100 and x["cpu_seconds"] > 0, x.get("error")
-    ours = next(x for x in results if x["env"] == "MountainCarContinuous-v0" and x["trainer"] == "workbench")
-    assert ours["settings"]["sde"] is True  # its row's gSDE
-    assert (tmp_path / "zoo_curves.html").exists() and "<script" not in (tmp_path / "zoo_curves.html").read_text()
-    assert not list(tmp_path.glob("bench/out/zoo_runs/*")), "--quick keeps nothing"
+    for x in rec["raw"]:
+        assert "error" not in x and x["cpu_seconds"] > 0 and x["steps"] >= 2048, x
+    assert rec["settings"]["ours"] == {"activation": "relu"} and rec["quick"] and rec["machine"]["kind"]
+    assert set(rec["figures"]) >= {"Hopper-v4/workbench", "Hopper-v4/sb3", "MountainCarContinuous-v0/workbench_cpu_s"}
+    page = (tmp_path / "zoo_curves.html").read_text()
+    assert "Hopper-v4" in page and "<script" not in page
+    assert not list((ROOT / "bench" / "out" / "zoo_runs").glob("*2048*")), "--quick keeps nothing"
+
+
+@pytest.mark.parametrize(
+    "args, says",
+    [(["--set", "activation=gelu"], "--set: activation"), (["--set", "nosuch=1"], "--set: nosuch"),
+     (["--envs", "Nope-v0"], "--envs"), (["--frobnicate"], "unrecognized arguments: --frobnicate")],
+)  # fmt: skip
+def test_bad_input_is_one_line_and_exit_2(tmp_path, args, says):
+    r = subprocess.run([sys.executable, "-m", "bench", "zoo", "--records", str(tmp_path), *args], capture_output=True,
+                       text=True, timeout=120, cwd=ROOT)  # fmt: skip
+    assert r.returncode == 2 and says in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert not list(tmp_path.iterdir())

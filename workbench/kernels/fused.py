@@ -71,8 +71,8 @@ class FusedMLP:
 
     @staticmethod
     def fits(cfg) -> bool:
-        "Whether the kernels take a policy of these settings (its kind and head aside)."
-        return True
+        "Whether the kernels take a policy of these settings (its kind and head aside): tanh layers only."
+        return cfg.activation == "tanh"
 
     def _buffer(self, name: str, n: int) -> torch.Tensor:
         "Scratch space of `n` floats, kept between calls."

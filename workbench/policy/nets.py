@@ -64,6 +64,8 @@ class PolicyConfig:
     "continuous actions: the initial log standard deviation (gSDE: of each entry of its noise matrix)"
     ortho_init: bool = True
     "orthogonal initial weights (CleanRL's, SB3's default); False: torch's own init of each layer (rl-zoo's ortho_init=False)"
+    activation: Literal["tanh", "relu"] = "tanh"
+    "mlp: the hidden layers' activation, tanh or relu (rl-zoo's MuJoCo rows use relu; the C kernels compute tanh only)"
     separate_critic: Optional[bool] = None
     "mlp: the critic gets its own network instead of sharing the actor's (None: separate for continuous actions)"
     policy_map: str = "shared"
@@ -78,6 +80,8 @@ class PolicyConfig:
             raise ConfigError(f"num_heads ({self.num_heads}) must divide hidden_size ({self.hidden_size})")
         if self.separate_critic and self.policy != "mlp":
             raise ConfigError(f"separate_critic applies to mlp policies ({self.policy} has its own layout)")
+        if self.activation != "tanh" and self.policy != "mlp":
+            raise ConfigError(f"activation applies to mlp policies ({self.policy} keeps tanh)")
 
 class Policy(nn.Module):
     "Actor-critic base: preprocess -> encode -> (action head, value head)."
@@ -121,12 +125,14 @@ class Policy(nn.Module):
         return self.head.sample(params, greedy)[0], state
 
 class MLPPolicy(Policy):
-    "Feed-forward actor-critic: a tanh MLP shared by both heads, or (`separate_critic`) a second one for the critic."
+    """Feed-forward actor-critic: an MLP (tanh, or `activation` relu) shared by both heads, or (`separate_critic`) a
+    second one for the critic."""
     def __init__(self, obs_space, action_space, cfg: PolicyConfig):
         super().__init__(obs_space, action_space, cfg)
+        act = Tanh if cfg.activation == "tanh" else nn.ReLU
         def mlp():
             layers, d = [], self.obs_dim
-            for _ in range(cfg.num_layers): layers += [layer_init(nn.Linear(d, cfg.hidden_size)), Tanh()]; d = cfg.hidden_size
+            for _ in range(cfg.num_layers): layers += [layer_init(nn.Linear(d, cfg.hidden_size)), act()]; d = cfg.hidden_size
             return nn.Sequential(*layers)
         self.encoder = mlp()
         separate = is_continuous(action_space) if cfg.separate_critic is None else cfg.separate_critic

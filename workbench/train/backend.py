@@ -173,7 +173,8 @@ def make_backend(policy, optimizer: torch.optim.Optimizer, cfg, model=None, acce
     want, run = cfg.run.learner, cfg.run
     why = ("bf16 autocast" if run.bf16 else "torch.compile" if run.compile else "a policy per role" if roles > 1
            else "torch DDP" if distributed else "the C kernels have no state-dependent exploration (--sde)" if cfg.policy.sde
-           else None)
+           else f"the C kernels compute tanh layers only (--activation {cfg.policy.activation})"
+           if cfg.policy.activation != "tanh" else None)
     graphs = run.cuda_graphs and not cfg.policy.sde   # (gSDE's matrices are new tensors at each draw)
     if want == "torch": return TorchBackend(policy, optimizer, model, accelerator, roles, graphs)
     with kernels_hushed() if want == "c" else contextlib.nullcontext([]) as unbuilt:   # "c" says why in its refusal
