@@ -18,12 +18,10 @@ PuffeRL uses its CUDA advantage kernel when PufferLib was built with nvcc (its i
 GAE in torch on the device.
 """
 
-import argparse, json, os, statistics, threading, time
+import argparse, json, statistics, threading, time
 
-from benchutil import run_worker, versions
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-WORKER = os.path.join(HERE, "sps_puffer_cartpole.py")
+from benchutil import versions
+from runner import fresh
 
 
 class GpuSampler:
@@ -67,28 +65,24 @@ class GpuSampler:
 # Settings of a row: "+eager" is ours with the rollout's step run eagerly instead of replayed as a CUDA graph (PuffeRL
 # has no such switch: that row runs ours alone, beside the fp32 row's graphed run).
 PRECISIONS = {
-    "fp32": [],
-    "fp32+eager": ["--no-cuda-graphs"],
-    "bf16": ["--bf16"],
-    "bf16+compile": ["--bf16", "--compile"],
-    "bf16+compile-graphs": ["--bf16", "--compile", "--compile-mode", "reduce-overhead"],  # both trainers' CUDA graphs
-    "fp32+compile-graphs": ["--compile", "--compile-mode", "reduce-overhead"],  # torch's graphs in place of ours
+    "fp32": {},
+    "fp32+eager": {"no_cuda_graphs": True},
+    "bf16": {"bf16": True},
+    "bf16+compile": {"bf16": True, "compile": True},
+    "bf16+compile-graphs": {"bf16": True, "compile": True, "compile_mode": "reduce-overhead"},  # both trainers' graphs
+    "fp32+compile-graphs": {"compile": True, "compile_mode": "reduce-overhead"},  # torch's graphs in place of ours
 }
 
 
 def run(trainer: str, num_envs: int, precision: str, args) -> dict:
     batch = num_envs * args.horizon
-    updates = max(3, args.steps // batch)
-    argv = ["--worker", trainer, "--threads", args.threads, "--num-envs", num_envs, "--horizon", args.horizon]
-    argv += ["--minibatch", min(args.minibatch, batch), "--epochs", 1, "--updates", updates, "--lr", 1e-3]
-    argv += ["--gamma", 0.99, "--gae-lambda", 0.95, "--seed", 1, "--policy", args.policy, "--env", args.env]
-    argv += [x for o in args.env_option or [] for x in ("--env-option", o)]
-    argv += ["--device", args.device, "--workers", args.workers, "--env-batches", args.env_batches] + PRECISIONS[
-        precision
-    ]
+    work = dict(threads=args.threads, num_envs=num_envs, horizon=args.horizon, minibatch=min(args.minibatch, batch),
+                updates=max(3, args.steps // batch), policy=args.policy, env=args.env, env_option=args.env_option or [],
+                device=args.device, workers=args.workers, env_batches=args.env_batches, **PRECISIONS[precision])  # fmt: skip
     with GpuSampler() as gpu:
         t0 = time.perf_counter()
-        result = run_worker(WORKER, argv, timeout=args.worker_timeout)
+        function = "run_ours" if trainer == "workbench" else "run_puffer"
+        result = fresh("sps_puffer_cartpole", function, timeout=args.worker_timeout, **work)
         wall = time.perf_counter() - t0
     return {"trainer": trainer, "num_envs": num_envs, "precision": precision, "wall_s": wall, **result, **gpu.summary()}
 

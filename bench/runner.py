@@ -56,6 +56,17 @@ BENCHMARKS = {
             3,
         ),
         Benchmark(
+            "sps_puffer_cartpole",
+            "PPO training steps/s on PufferLib's C cartpole: workbench against PuffeRL, the same work, 1 and 2 threads",
+            6,
+        ),
+        Benchmark(
+            "policy_sps",
+            "PPO steps/s of the MLP, LSTM and transformer policies on the trading job, 1 and 2 threads",
+            8,
+        ),
+        Benchmark("runs_page", "the Runs page's load in Chromium and the store's read, at 20, 200 and 1,000 runs", 2),
+        Benchmark(
             "zoo",
             "PPO's greedy return against SB3 with rl-zoo's rows, same env, budget and seeds (--envs, --seeds, --set)",
             60,

@@ -17,17 +17,33 @@ inside a segment), PufferLib's is `pufferlib.models.LSTMWrapper` around the same
 tanh and theirs GELU, and the LSTM's parameters are the same 132K in both.
 
 SPS is measured over the steady part: from the start of the 2nd update to the end of the last one
-(the first update, with its warm-up, is left out). Every run is a fresh subprocess of this script
-(`--worker`), one after another.
+(the first update, with its warm-up, is left out). Every run is a fresh process (`runner.fresh`), one after
+another after the machine is quiet, the two trainers in alternating order from one repeat to the next; a ratio is
+of the medians, with a bootstrap 95% interval. `bench/gpu_sps.py` runs the same workers on a GPU.
 
-    python bench/sps_puffer_cartpole.py             # 2M steps per run, threads 1 and 2: a few minutes
-    python bench/sps_puffer_cartpole.py --quick     # 0.5M steps, threads 1 only
-    python bench/sps_puffer_cartpole.py --policy lstm --threads 1   # recurrent: our LSTM against LSTMWrapper
+    python -m bench sps_puffer_cartpole             # 2M steps per run, threads 1 and 2, 3 repeats: a few minutes
+    python -m bench sps_puffer_cartpole --quick     # 0.5M steps, threads 1 only
+    python -m bench sps_puffer_cartpole --policy lstm --threads 1   # recurrent: our LSTM against LSTMWrapper
 """
 
-import argparse, json, shutil, statistics, tempfile, time
+import shutil, statistics, tempfile, time
+from types import SimpleNamespace
 
-from benchutil import print_result, run_worker, wait_for_quiet, versions, puffer_default_train_config
+from benchutil import versions, puffer_default_train_config
+from runner import bootstrap_ratio, fresh, interval, make_table
+
+DEFAULTS = dict(num_envs=256, horizon=64, minibatch=4096, epochs=1, steps=2_000_000, updates=None, lr=1e-3, gamma=0.99,
+                gae_lambda=0.95, seed=1, policy="mlp", env="cartpole", env_option=[], device="cpu", workers=1,
+                env_batches=1, bf16=False, compile=False, compile_mode=None, no_cuda_graphs=False,
+                puffer_dashboard=False, threads=1)  # fmt: skip
+FIGURES = {f"{k}_t{t}": "higher" for t in (1, 2) for k in ("ratio", "workbench_sps")} | {"ratio_best": "higher"}
+
+
+def settings(**kw) -> SimpleNamespace:
+    "A worker's settings: `DEFAULTS` with `kw` over them, the updates from the steps unless given."
+    a = SimpleNamespace(**{**DEFAULTS, **kw})
+    a.updates = a.updates or max(2, a.steps // (a.num_envs * a.horizon))
+    return a
 
 
 def steady_sps(marks) -> tuple[float, float]:
@@ -52,11 +68,12 @@ def time_split(perf: list) -> dict:
 # ----------------------------------------------------------------------------------------------
 # workbench's PPOTrainer
 # ----------------------------------------------------------------------------------------------
-def run_ours(args) -> dict:
+def run_ours(**kw) -> dict:
+    "One run of our trainer with `settings(**kw)`: steady SPS, the whole run's, where an iteration's time goes."
     from workbench.train.ppo import PPOTrainer
     from workbench.train.config import TrainConfig
 
-    marks = []
+    args, marks = settings(**kw), []
 
     class TimedTrainer(PPOTrainer):
         def collect_rollout(self):  # the start of every update
@@ -128,12 +145,14 @@ def env_options(args) -> dict:
     return {k: number(v) for k, _, v in (o.partition("=") for o in args.env_option or [])}
 
 
-def run_puffer(args) -> dict:
+def run_puffer(**kw) -> dict:
+    "One run of PuffeRL with `settings(**kw)` (the same work as `run_ours`)."
     import numpy as np, random, torch
     import pufferlib.models, pufferlib.vector
     from pufferlib.ocean import environment
     from pufferlib.pufferl import PuffeRL  # installs a SIGINT handler and RuntimeWarning->error: worker process only
 
+    args = settings(**kw)
     torch.set_num_threads(args.threads)
     random.seed(args.seed)
     np.random.seed(args.seed)
@@ -222,62 +241,20 @@ def run_puffer(args) -> dict:
 
 
 # ----------------------------------------------------------------------------------------------
-# Driver
+# The runner's side: options, the runs, the record, the table
 # ----------------------------------------------------------------------------------------------
-WORKER_ARGS = (
-    "num_envs",
-    "horizon",
-    "minibatch",
-    "epochs",
-    "updates",
-    "lr",
-    "gamma",
-    "gae_lambda",
-    "seed",
-    "policy",
-    "env",
-    "device",
-    "workers",
-    "env_batches",
-)
-WORKER_OPTIONS = ("compile_mode",)  # passed on when set
-WORKER_FLAGS = ("bf16", "compile", "no_cuda_graphs")
-
-
-def run_one(name: str, threads: int, args) -> dict:
-    "Wait for a quiet machine, then run one trainer in a fresh process."
-    busy = wait_for_quiet(args.max_busy, args.max_wait)
-    argv = ["--worker", name, "--threads", threads]
-    for k in WORKER_ARGS:
-        argv += [f"--{k.replace('_', '-')}", getattr(args, k)]
-    for k in WORKER_OPTIONS:
-        argv += [f"--{k.replace('_', '-')}", getattr(args, k)] if getattr(args, k) else []
-    if args.puffer_dashboard:
-        argv.append("--puffer-dashboard")
-    argv += [f"--{f.replace('_', '-')}" for f in WORKER_FLAGS if getattr(args, f)]
-    result = {"trainer": name, "threads": threads, "sps": None}
-    result.update(run_worker(__file__, argv))
-    result["busy_before"] = busy
-    return result
-
-
-def main():
-    p = argparse.ArgumentParser(
-        description=__doc__.split("\n")[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
-    )
+def options(p):
     p.add_argument("--num-envs", type=int, default=256, help="agents in the one C Cartpole env")
     p.add_argument(
-        "--horizon", type=int, default=64, help="steps per agent per batch (ours: num_steps; PuffeRL: bptt_horizon)"
+        "--horizon", type=int, default=64, help="steps an agent a batch (ours: num_steps; PuffeRL: bptt_horizon)"
     )
     p.add_argument("--workers", type=int, default=1, help="env worker processes (1: the env in the trainer's process)")
-    p.add_argument(
-        "--env-batches", type=int, default=1, help="batches of workers stepped in turn (ours --env-batches; PuffeRL's)"
-    )
+    p.add_argument("--env-batches", type=int, default=1, help="batches of workers stepped in turn (both trainers)")
     p.add_argument("--minibatch", type=int, default=4096, help="minibatch size in steps")
     p.add_argument("--epochs", type=int, default=1, help="update epochs, both trainers")
-    p.add_argument("--steps", type=int, default=2_000_000, help="env steps per run (rounded down to whole batches)")
+    p.add_argument("--steps", type=int, default=2_000_000, help="env steps a run (rounded down to whole batches)")
     p.add_argument("--threads", type=int, nargs="+", default=[1, 2], help="torch thread counts to try")
-    p.add_argument("--repeats", type=int, default=3, help="runs per (trainer, threads)")
+    p.add_argument("--repeats", type=int, default=3, help="runs of each (trainer, threads), in alternating order")
     p.add_argument("--lr", type=float, default=1e-3)
     p.add_argument("--gamma", type=float, default=0.99)
     p.add_argument("--gae-lambda", type=float, default=0.95)
@@ -286,85 +263,58 @@ def main():
     p.add_argument(
         "--env", default="cartpole", help="a PufferLib Ocean C env (ours: puffer:<env>; PuffeRL: puffer_<env>)"
     )
-    p.add_argument(
-        "--env-option", action="append", help="K=V, an option of the env for both trainers (e.g. report_interval=64)"
-    )
-    p.add_argument("--device", default="cpu", help="cpu or cuda, both trainers (bench/gpu_sps.py runs the GPU set)")
+    p.add_argument("--env-option", action="append", default=[], help="K=V, an env option for both (report_interval=64)")
     p.add_argument("--bf16", action="store_true", help="bf16 autocast in both (PuffeRL: precision bfloat16)")
     p.add_argument("--compile", action="store_true", help="torch.compile the policy in both")
     p.add_argument("--compile-mode", help="torch.compile's mode in both (default: each trainer's own)")
-    p.add_argument(
-        "--no-cuda-graphs", action="store_true", help="ours: the rollout's step eagerly, not as a CUDA graph"
-    )
-    p.add_argument(
-        "--puffer-dashboard", action="store_true", help="keep PuffeRL's terminal dashboard on (output discarded)"
-    )
-    p.add_argument(
-        "--max-busy",
-        type=float,
-        default=0.15,
-        help="before each run, wait until other processes use less than this fraction of the cores ...",
-    )
-    p.add_argument("--max-wait", type=float, default=30.0, help="... but wait at most this many seconds")
-    p.add_argument("--quick", action="store_true", help="0.5M steps, 1 thread: a smoke test")
-    p.add_argument("--json", help="also write the results to this file")
-    p.add_argument("--worker", help=argparse.SUPPRESS)
-    p.add_argument("--updates", type=int, help=argparse.SUPPRESS)
-    args = p.parse_args()
-    if args.quick:
-        args.steps, args.threads, args.repeats = 500_000, args.threads[:1], 1
-    args.updates = args.updates or max(2, args.steps // (args.num_envs * args.horizon))
+    p.add_argument("--puffer-dashboard", action="store_true", help="keep PuffeRL's terminal dashboard on (discarded)")
 
-    if args.worker:
-        args.threads = args.threads[0]
-        print_result(run_ours(args) if args.worker == "workbench" else run_puffer(args))
 
-    batch = args.num_envs * args.horizon
-    print(
-        f"# SPS on puffer:{args.env} (C), "
-        + (f"{args.workers} worker processes in {args.env_batches} batch(es): " if args.workers > 1 else "Serial: ")
-        + f"{args.num_envs} agents x {args.horizon} steps = batch {batch}, "
-        f"minibatch {args.minibatch}, {args.epochs} epoch(s), {args.updates} updates = {args.updates * batch} steps per run; "
-        f"Adam, hidden 128 x 1 layer{' + LSTM 128' if args.policy == 'lstm' else ''}, cpu"
-    )
-    info = versions("torch", "pufferlib", "numpy")
-    print("# " + ", ".join(f"{k} {v}" for k, v in info.items()))
-    results = []
-    for rep in range(args.repeats):
-        for threads in args.threads:
-            for name in ("workbench", "pufferlib"):  # one after another, never together
-                r = run_one(name, threads, args)
-                results.append(r)
-                print(
-                    f"  {name:<10} threads {threads}: "
-                    + (
-                        f"{r['sps']:,.0f} SPS steady ({r['sps_all']:,.0f} incl. 1st update)"
-                        f", last mean return {r['mean_return'] or 0:.0f}"
-                        if r["sps"]
-                        else r.get("error", "?")
-                    )
-                    + f"  [other load before: {100 * r['busy_before']:.0f}% of the cores]",
-                    flush=True,
-                )
-
-    print(f"\n{'threads':>7} {'workbench SPS':>14} {'pufferlib SPS':>14} {'ours / puffer':>13}")
-    best = {}
-    for threads in args.threads:
-        med = {}
-        for name in ("workbench", "pufferlib"):
-            sps = [r["sps"] for r in results if r["trainer"] == name and r["threads"] == threads and r["sps"]]
-            med[name] = statistics.median(sps) if sps else None
-            if med[name] and med[name] > best.get(name, (0, 0))[0]:
-                best[name] = (med[name], threads)
-        ratio = med["workbench"] / med["pufferlib"] if med["workbench"] and med["pufferlib"] else None
-        print(f"{threads:>7} {med['workbench'] or 0:>14,.0f} {med['pufferlib'] or 0:>14,.0f} {ratio or 0:>13.2f}")
+def run(quick: bool = False, threads=(1, 2), repeats: int = 3, quiet=lambda: 0.0, **kw) -> dict:
+    if quick:
+        kw["steps"], threads, repeats = 500_000, list(threads)[:1], 1
+    work = vars(settings(**kw))
+    work.pop("threads")
+    raw = []
+    for rep in range(repeats):
+        for t in threads:
+            for name in ("workbench", "pufferlib") if rep % 2 == 0 else ("pufferlib", "workbench"):
+                busy = quiet()
+                r = fresh("sps_puffer_cartpole", "run_ours" if name == "workbench" else "run_puffer", threads=t, **work)
+                raw.append({**r, "trainer": name, "threads": t, "busy_before": round(busy, 3)})
+                said = f"{r['sps']:,.0f} steps/s steady" if r.get("sps") else r.get("error", "?")
+                print(f"  {name:<10} threads {t}: {said}", flush=True)
+    figures, ci, best = {}, {}, {}
+    for t in threads:
+        sps = {n: [r["sps"] for r in raw if r["trainer"] == n and r["threads"] == t and r.get("sps")]
+               for n in ("workbench", "pufferlib")}  # fmt: skip
+        if not all(sps.values()):
+            continue
+        for n, xs in sps.items():
+            figures[f"{n}_sps_t{t}"] = round(statistics.median(xs))
+            best[n] = max(best.get(n, 0), figures[f"{n}_sps_t{t}"])
+        figures[f"ratio_t{t}"] = round(figures[f"workbench_sps_t{t}"] / figures[f"pufferlib_sps_t{t}"], 3)
+        if repeats > 1:
+            ci[f"ratio_t{t}"] = bootstrap_ratio(sps["workbench"], sps["pufferlib"], stat=statistics.median)
     if len(best) == 2:
-        (ours, t_o), (puf, t_p) = best["workbench"], best["pufferlib"]
-        print(f"{'best':>7} {ours:>11,.0f} ({t_o}) {puf:>11,.0f} ({t_p}) {ours / puf:>13.2f}   (threads in brackets)")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"versions": info, "args": vars(args), "results": results}, f, indent=1)
+        figures["ratio_best"] = round(best["workbench"] / best["pufferlib"], 3)
+    return {"settings": {**work, "threads": list(threads), "repeats": repeats}, "figures": figures, "ci95": ci,
+            "raw": raw, "versions": versions("torch", "pufferlib", "numpy")}  # fmt: skip
 
 
-if __name__ == "__main__":
-    main()
+def table(records: list) -> str:
+    "A row a thread count of each full run: the medians of each trainer's steps/s, their ratio, its interval."
+
+    def cells(rec):
+        f, rows = rec["figures"], []
+        for t in rec["settings"]["threads"]:
+            if f"ratio_t{t}" in f:
+                runs = lambda n: " / ".join(f"{r['sps']:,.0f}" for r in rec["raw"] if r["trainer"] == n and
+                                            r["threads"] == t and r.get("sps"))  # fmt: skip
+                rows.append([str(t), f"{f[f'workbench_sps_t{t}']:,} ({runs('workbench')})",
+                             f"{f[f'pufferlib_sps_t{t}']:,} ({runs('pufferlib')})",
+                             f"{f[f'ratio_t{t}']:.2f}{interval(rec, f'ratio_t{t}')}"])  # fmt: skip
+        return rows
+
+    return make_table(["torch threads", "workbench steps/s (each run)", "PuffeRL steps/s (each run)",
+                       "ours / PuffeRL [95% CI]"], records, cells)  # fmt: skip
