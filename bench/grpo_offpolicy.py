@@ -65,7 +65,7 @@ FIGURES = {
 
 def run(quick: bool = False) -> dict:
     "SFT a seed, then GRPO on- and off-policy from it; two runs at a time, each a fresh process with one torch thread."
-    seeds, steps, sft_updates = ([1], 4, 20) if quick else ([1, 2, 3], 60, 400)
+    seeds, steps, sft_updates = ([1], 3, 8) if quick else ([1, 2, 3], 60, 400)
     runs = tempfile.mkdtemp(prefix="grpo-offpolicy-")
     call = lambda fn, **kw: fresh("grpo_offpolicy", fn, **kw)
     with ThreadPoolExecutor(2) as pool:

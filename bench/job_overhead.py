@@ -46,7 +46,8 @@ def script_worker(steps: int, episodes: int, runs_dir: str):
     print_result({"sps": summary["sps"], "mean_return": score["mean_return"]})
 
 
-def timed(cmd: list, cwd: str) -> tuple[float, subprocess.CompletedProcess]:
+def timed(cmd: list, cwd: str) -> tuple[float, str]:
+    "Run `cmd` in `cwd`: (wall seconds, its output); a failure ends the benchmark with its output."
     t0 = time.perf_counter()
     proc = subprocess.run(list(map(str, cmd)), cwd=cwd, capture_output=True, text=True)
     wall = time.perf_counter() - t0
@@ -55,73 +56,24 @@ def timed(cmd: list, cwd: str) -> tuple[float, subprocess.CompletedProcess]:
             f"job_overhead: {' '.join(map(str, cmd[:3]))} failed ({proc.returncode}):\n"
             f"{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
         )
-    return wall, proc
+    return wall, proc.stdout
+
+
+def workbench(*args, cwd: str) -> tuple[float, dict]:
+    "`timed` of a `workbench` command, its output options added: (wall seconds, the JSON line it ended with)."
+    wall, out = timed([WORKBENCH, *args, "--quiet", "--json", "--out", "reports", "--runs-dir", "runs"], cwd)
+    return wall, json.loads(out.strip().splitlines()[-1])
 
 
 def run_job(steps: int, episodes: int, cwd: str, processes: int = 1, num_envs: int = 8) -> tuple[float, dict]:
-    wall, proc = timed(
-        [
-            WORKBENCH,
-            "run",
-            NOTEBOOK,
-            "-p",
-            "total_timesteps",
-            str(steps),
-            "-p",
-            "num_envs",
-            str(num_envs),
-            "-p",
-            "eval_episodes",
-            str(episodes),
-            "-p",
-            "device",
-            "cpu",
-            "--processes",
-            str(processes),
-            "--cpu",
-            "--quiet",
-            "--json",
-            "--out",
-            "reports",
-            "--runs-dir",
-            "runs",
-        ],
-        cwd,
-    )
-    return wall, json.loads(proc.stdout.strip().splitlines()[-1])
+    params = ["-p", "total_timesteps", steps, "-p", "num_envs", num_envs, "-p", "eval_episodes", episodes]
+    return workbench("run", NOTEBOOK, *params, "-p", "device", "cpu", "--processes", processes, "--cpu", cwd=cwd)
 
 
 def run_batch(jobs: int, steps: int, parallel: int, cwd: str) -> tuple[float, dict]:
-    seeds = ",".join(str(i) for i in range(1, jobs + 1))
-    wall, proc = timed(
-        [
-            WORKBENCH,
-            "batch",
-            NOTEBOOK,
-            "--grid",
-            f"seed={seeds}",
-            "-p",
-            "total_timesteps",
-            str(steps),
-            "-p",
-            "eval_episodes",
-            "20",
-            "-p",
-            "device",
-            "cpu",
-            "--cpu",
-            "--max-parallel",
-            str(parallel),
-            "--quiet",
-            "--json",
-            "--out",
-            "reports",
-            "--runs-dir",
-            "runs",
-        ],
-        cwd,
-    )
-    return wall, json.loads(proc.stdout.strip().splitlines()[-1])
+    grid = ["--grid", "seed=" + ",".join(str(i) for i in range(1, jobs + 1))]
+    params = ["-p", "total_timesteps", steps, "-p", "eval_episodes", 20, "-p", "device", "cpu"]
+    return workbench("batch", NOTEBOOK, *grid, *params, "--cpu", "--max-parallel", parallel, cwd=cwd)
 
 
 def main():

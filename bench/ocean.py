@@ -256,11 +256,10 @@ def main():
             if not rs:
                 cells.append(f"{'-':>44s} {'-':>7s}")
                 continue
-            s = summary([[r["perf"]] for r in rs])
+            m, (lo, hi) = summary([r["perf"] for r in rs])
             seeds = " / ".join(f"{r['perf']:.2f}" for r in rs)
             cells.append(
-                f"{s['mean']:.3f} [{s['ci'][0]:.3f}, {s['ci'][1]:.3f}] ({seeds})".rjust(44)
-                + f" {statistics.fmean(r['sps'] for r in rs):7,.0f}"
+                f"{m:.3f} [{lo:.3f}, {hi:.3f}] ({seeds})".rjust(44) + f" {statistics.fmean(r['sps'] for r in rs):7,.0f}"
             )
         budget = int(OCEAN[name]["budget"] * args.budget_scale)
         print(f"{name:8s} {budget / 1e6:5.0f}M | {cells[0]} | {cells[1]}")

@@ -32,30 +32,11 @@ goal = "maximize"
 quantile = 0.25
 resample = 0.25
 
-[sweep.learning_rate]
-distribution = "log_normal"
-min = 1e-4
-max = 1e-2
-
-[sweep.gamma]
-distribution = "logit_normal"
-min = 0.8
-max = 0.995
-
-[sweep.gae_lambda]
-distribution = "logit_normal"
-min = 0.6
-max = 0.99
-
-[sweep.clip_coef]
-distribution = "uniform"
-min = 0.05
-max = 0.4
-
-[sweep.ent_coef]
-distribution = "log_normal"
-min = 1e-5
-max = 1e-2
+learning_rate = { distribution = "log_normal", min = 1e-4, max = 1e-2 }
+gamma = { distribution = "logit_normal", min = 0.8, max = 0.995 }
+gae_lambda = { distribution = "logit_normal", min = 0.6, max = 0.99 }
+clip_coef = { distribution = "uniform", min = 0.05, max = 0.4 }
+ent_coef = { distribution = "log_normal", min = 1e-5, max = 1e-2 }
 """
 WORKBENCH = str(Path(sys.executable).parent / "workbench")
 
@@ -141,7 +122,7 @@ def main():
         data = json.loads(Path(args.report).read_text())
     else:
         work = Path(tempfile.mkdtemp(prefix="pbt-bench-"))
-        (work / "space.toml").write_text(SPACE.format(budget=args.budget))
+        (work / "space.toml").write_text(SPACE.replace("{budget}", str(args.budget)))
         data = {
             "command": "python bench/pbt_pendulum.py " + " ".join(sys.argv[1:]),
             "versions": versions("torch", "numpy", "gymnasium"),

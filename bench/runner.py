@@ -65,6 +65,11 @@ BENCHMARKS = {
             "PPO steps/s of the MLP, LSTM and transformer policies on the trading job, 1 and 2 threads",
             8,
         ),
+        Benchmark(
+            "judge_benchmark",
+            "each judge's agreement with the labelled benchmark (500 items): accuracy, ROC AUC, Spearman, ms/item",
+            7,
+        ),
         Benchmark("runs_page", "the Runs page's load in Chromium and the store's read, at 20, 200 and 1,000 runs", 2),
         Benchmark(
             "zoo",

@@ -53,6 +53,12 @@ def steady_sps(marks) -> tuple[float, float]:
     return (sn - s0) / (tn - t0), (sn - s1) / (tn - t1)
 
 
+def outcome(trainer: str, args, marks: list, **more) -> dict:
+    "A run's result: its steady and whole-run steps/s from `marks`, its threads, and `more`."
+    overall, steady = steady_sps(marks)
+    return {"trainer": trainer, "threads": args.threads, "sps": steady, "sps_all": overall, **more}
+
+
 def time_split(perf: list) -> dict:
     """Where an iteration's time goes, in ms (means over the steady updates): the env's steps, the policy's steps
     (observations in, forward, sampling, the action back: the host waits there for the GPU), the rest of the rollout
@@ -120,20 +126,18 @@ def run_ours(**kw) -> dict:
     # Note: puffer:cartpole resets at its 200-step cap without flagging a terminal or truncation, so our
     # episode bookkeeping joins episodes there and summary["mean_return"] can exceed 200 (see RESULTS.md).
     marks.append((time.perf_counter(), trainer.global_step))
-    overall, steady = steady_sps(marks)
-    return {
-        "trainer": "workbench",
-        "threads": args.threads,
-        "steps": trainer.global_step,
-        "updates": trainer.update_count,
-        "sps": steady,
-        "sps_all": overall,
-        "params": params,
-        "mean_return": summary["mean_return"],
-        "batch": cfg.batch_size,
-        "minibatch": cfg.minibatch_size,
-        "split_ms": time_split(perf[1:] or perf),
-    }
+    return outcome(
+        "workbench",
+        args,
+        marks,
+        steps=trainer.global_step,
+        updates=trainer.update_count,
+        params=params,
+        mean_return=summary["mean_return"],
+        batch=cfg.batch_size,
+        minibatch=cfg.minibatch_size,
+        split_ms=time_split(perf[1:] or perf),
+    )
 
 
 # ----------------------------------------------------------------------------------------------
@@ -225,19 +229,17 @@ def run_puffer(**kw) -> dict:
         trainer.utilization.stop()
     trainer.vecenv.close()
     shutil.rmtree(config["data_dir"], ignore_errors=True)  # its final checkpoint
-    overall, steady = steady_sps(marks)
-    return {
-        "trainer": "pufferlib",
-        "threads": args.threads,
-        "steps": trainer.global_step,
-        "updates": args.updates,
-        "sps": steady,
-        "sps_all": overall,
-        "params": sum(p.numel() for p in policy.parameters()),
-        "mean_return": last_return,
-        "batch": config["batch_size"],
-        "minibatch": config["minibatch_size"],
-    }
+    return outcome(
+        "pufferlib",
+        args,
+        marks,
+        steps=trainer.global_step,
+        updates=args.updates,
+        params=sum(p.numel() for p in policy.parameters()),
+        mean_return=last_return,
+        batch=config["batch_size"],
+        minibatch=config["minibatch_size"],
+    )
 
 
 # ----------------------------------------------------------------------------------------------

@@ -157,7 +157,7 @@ def summary(means: list) -> tuple:
     "(mean over seeds, its 95% t-interval) of each seed's 100-episode mean."
     m = statistics.fmean(means)
     half = T95.get(len(means), 2.0) * statistics.stdev(means) / math.sqrt(len(means)) if len(means) > 1 else 0.0
-    return m, [round(m - half, 1), round(m + half, 1)]
+    return m, [m - half, m + half]
 
 
 def settings_of(trainer: str, env_id: str, ours: dict | None = None) -> dict:
@@ -254,7 +254,8 @@ def run(quick: bool = False, envs=None, seeds=(1, 2, 3), trainers=("workbench", 
         for t in trainers:
             done = [r for r in raw if r["env"] == e and r["trainer"] == t and "mean" in r]
             if done:
-                figures[f"{e}/{t}"], ci[f"{e}/{t}"] = summary([r["mean"] for r in done])
+                m, (lo, hi) = summary([r["mean"] for r in done])
+                figures[f"{e}/{t}"], ci[f"{e}/{t}"] = round(m, 2), [round(lo, 2), round(hi, 2)]
                 figures[f"{e}/{t}_cpu_s"] = round(statistics.fmean(r["cpu_seconds"] for r in done), 1)
     settings = {"envs": envs, "seeds": list(seeds), "trainers": list(trainers), "budgets": budgets, "ours": ours}
     return {"settings": settings, "figures": figures, "ci95": ci, "raw": raw, "jobs": jobs,

@@ -66,14 +66,12 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, args, says):
 
 
 QUICK_ARGS = {"solve_cartpole": ["--trainers", "workbench", "sb3"]}  # (PuffeRL's side: `-m bench solve_cartpole`)
+SANDBOXED = ("grpo_throughput", "grpo_offpolicy", "judge_benchmark")  # they start sandboxes: beside test_judges' checks
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("name", [n for n in runner.BENCHMARKS if n not in ("planpath_sps", "zoo")])
-def test_each_benchmark_runs_quick_through_the_runner(tmp_path, name):
-    """`--quick` of each benchmark through the runner, recorded into a scratch folder: the record names its machine,
-    commit and settings, and the benchmark's RESULTS table takes it (planpath_sps: the slowed run above; zoo: its own
-    test). What the figures say at these sizes is not asserted."""
+def quick_record(name: str, tmp_path) -> dict:
+    """`--quick` of benchmark `name` through the runner, recorded into `tmp_path`: its record, checked to name its
+    machine, commit and settings, and taken by the benchmark's RESULTS table."""
     r = bench(name, "--quick", "--record", "--records", tmp_path, "--out", tmp_path, "--max-wait", 0,
               *QUICK_ARGS.get(name, []), timeout=900)  # fmt: skip
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
@@ -82,3 +80,13 @@ def test_each_benchmark_runs_quick_through_the_runner(tmp_path, name):
     assert rec["settings_hash"] == runner.settings_hash(rec["settings"])
     table = runner.load(name).table([dict(rec, quick=False)])
     assert rec["machine"]["kind"] in table and table.count("\n") >= 3, table
+    return rec
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", [n for n in runner.BENCHMARKS if n not in ("planpath_sps", "zoo", *SANDBOXED)])
+def test_each_benchmark_runs_quick_through_the_runner(tmp_path, name):
+    """`--quick` of each benchmark through the runner (`quick_record`). planpath_sps: the slowed run above; zoo: its own
+    test; those that start sandboxes: tests/test_judges.py and tests/test_bench_sandboxed.py, beside the checks that
+    no sandbox is left. What the figures say at these sizes is not asserted."""
+    quick_record(name, tmp_path)

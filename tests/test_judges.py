@@ -503,3 +503,14 @@ def test_writing_is_bounded_in_total_and_leaves_nothing(tmp_path):
     score = judge.score("Write answer() returning 42.", fill + "\ndef answer(): return 42", {"tests": TESTS})
     assert score.overall == 0.0 and score.details["failure"]["kind"] == "disk_limit", score.details
     assert "No space left on device" in score.explanation, score.explanation
+
+
+def test_judge_benchmark_quick_through_the_runner(tmp_path):
+    """`python -m bench judge_benchmark --quick` (4 queries x 5 responses, every judge and both ensembles) through the
+    runner; here, beside the checks that no sandbox is left running, since it starts sandboxes. What the figures say on
+    20 items is not asserted (RESULTS section 7 has the full run)."""
+    from test_bench_runner import quick_record
+
+    rec = quick_record("judge_benchmark", tmp_path)
+    assert rec["settings"]["items"] == 20 and {"exec", "static", "embedding", "ensemble (objective)"} <= set(rec["raw"])
+    assert not sandbox_processes()
