@@ -11,18 +11,20 @@ PufferLib's step budget, and are scored the same way: the mean `perf` (and `scor
 of the training steps, the stochastic policy as it trains (PuffeRL's own summary also averages its logs after 20%
 of the run). `target` is left out: its perf counts goals reached per log entry, 1 by construction.
 
-    python bench/ocean.py --seeds 1 2 3 --json bench/out/ocean.json --html bench/ocean_curves.html   # 30 min
-    python bench/ocean.py --quick                            # smoke test: 1 seed, tiny budgets
+    python -m bench ocean                                  # seeds 1-3, two runs at a time: 30 min; recorded
+    python -m bench ocean --quick                          # smoke test: squared, 1 seed, 2 batches
+    python -m bench ocean --envs squared --seeds 4 --set ent_coef=0.01 --no-record   # a row tried before it is one
 """
 
-import argparse, json, os, statistics, sys, tempfile, time, traceback
+import os, statistics, sys, tempfile, time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
 
-from benchutil import print_result, run_worker, versions
-from zoo import summary
+from benchutil import versions
+from runner import fresh, make_table
+from zoo import setting, summary
 from zoo_report import write_report
 
 # env -> (agents in the one C env, step budget: PufferLib's total_timesteps for the env)
@@ -157,115 +159,84 @@ def run_ours(name: str, seed: int, budget: int, agents: int, threads: int, extra
 
 
 # ----------------------------------------------------------------------------------------------
-# Driver
+# The runner's side: options, the runs, the record, the table
 # ----------------------------------------------------------------------------------------------
-def main():
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+TRAINERS = ("workbench", "pufferl")
+FIGURES = {f"{e}/{k}": "higher" for e in OCEAN for k in ("workbench_perf", "workbench_sps", "sps_ratio")}
+
+
+def options(p):
     p.add_argument("--envs", nargs="+", default=list(OCEAN), choices=list(OCEAN), metavar="ENV")
     p.add_argument("--seeds", nargs="+", type=int, default=[1, 2, 3])
-    p.add_argument("--trainers", nargs="+", default=["workbench", "pufferl"], choices=["workbench", "pufferl"])
+    p.add_argument("--trainers", nargs="+", default=list(TRAINERS), choices=TRAINERS)
     p.add_argument("--jobs", type=int, default=2, help="runs at a time")
     p.add_argument("--threads", type=int, default=1, help="torch threads of each run")
     p.add_argument("--budget-scale", type=float, default=1.0, help="multiply every step budget")
-    p.add_argument("--quick", action="store_true", help="smoke test: seed 1, 20%% budgets")
-    p.add_argument("--json", default="bench/out/ocean.json")
-    p.add_argument("--html", default="bench/out/ocean_curves.html", help="the learning curves (small, script-free)")
-    p.add_argument(
-        "--set",
-        nargs="+",
-        default=[],
-        metavar="KEY=VALUE",
-        help="settings for our trainer on top of `workbench train`'s (to try a row before adding it)",
-    )
-    p.add_argument("--worker", nargs=5, metavar=("TRAINER", "ENV", "SEED", "BUDGET", "THREADS"), help=argparse.SUPPRESS)
-    args = p.parse_args()
-    if args.worker:
-        trainer, name, seed, budget, threads = args.worker
-        run = (name, int(seed), int(budget), OCEAN[name]["agents"], int(threads))
-        try:
-            if trainer == "workbench":  # --set only reaches our trainer
-                result = run_ours(*run, extra={k: json.loads(v) for k, v in (kv.split("=", 1) for kv in args.set)})
-            else:
-                result = run_puffer(*run)
-        except BaseException:  # PuffeRL leaves a monitoring thread that keeps a failed process alive
-            traceback.print_exc()
-            sys.stderr.flush()
-            os._exit(1)
-        print_result(result)
-    if args.quick:
-        args.seeds, args.budget_scale = [1], 0.2  # a few of PuffeRL's batches (4096 agents x 64 steps)
-    jobs = [
-        (t, name, seed, int(OCEAN[name]["budget"] * args.budget_scale))
-        for name in args.envs
-        for seed in args.seeds
-        for t in args.trainers
-    ]
+    p.add_argument("--set", action="append", default=[], type=setting, metavar="KEY=VALUE",
+                   help="one of our settings over `workbench train`'s (to try a row before adding it)")  # fmt: skip
 
-    def one(job):
-        t, name, seed, budget = job
-        r = run_worker(
-            __file__,
-            ["--worker", t, name, seed, budget, args.threads]
-            + (["--set", *args.set] if args.set and t == "workbench" else []),
-        )
-        r.setdefault("trainer", t), r.setdefault("env", name), r.setdefault("seed", seed)
-        r["budget"] = budget
-        if "error" in r:
-            print(f"{name:8s} {t:9s} seed {seed}: {r['error']}", flush=True)
-            return r
+
+def one(job: tuple, threads: int, ours: dict) -> dict:
+    "One (trainer, env, seed, budget) in a fresh process, scored on the last TAIL of its steps."
+    t, name, seed, budget = job
+    run = dict(name=name, seed=seed, budget=budget, agents=OCEAN[name]["agents"], threads=threads)
+    r = fresh("ocean", "run_ours", extra=ours, **run) if t == "workbench" else fresh("ocean", "run_puffer", **run)
+    r.update(trainer=t, env=name, seed=seed, budget=budget)
+    if "error" not in r:
         r["perf"], r["score"] = (tail_mean(r["curve"], r["steps"], k) for k in ("perf", "score"))
         r["sps"] = r["steps"] / r["seconds"]
-        print(
-            f"{name:8s} {t:9s} seed {seed}: perf {r['perf']:.3f}  score {r['score']:8.3f}  {r['sps']:9,.0f} SPS  "
-            f"{r['seconds']:6.0f} s",
-            flush=True,
-        )
-        return r
+    n = lambda x, spec: "-" if x is None else format(x, spec)  # (a short run may log nothing in its last 20%)
+    said = r.get("error") or f"perf {n(r['perf'], '.3f')}  score {n(r['score'], '8.3f')}  {r['sps']:9,.0f} SPS"
+    print(f"{name:8s} {t:9s} seed {seed}: {said}", flush=True)
+    return r
 
-    t0 = time.time()
-    with ThreadPoolExecutor(args.jobs) as pool:
-        results = list(pool.map(one, jobs))
-    out = dict(
-        command=" ".join(["python", "bench/ocean.py", *sys.argv[1:]]),
-        jobs=args.jobs,
-        threads=args.threads,
-        versions=versions("torch", "pufferlib"),
-        wall_seconds=time.time() - t0,
-        results=results,
-    )
-    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(args.json).with_suffix(".part")
-    tmp.write_text(json.dumps(out))
-    os.replace(tmp, args.json)
+
+def run(quick: bool = False, envs=tuple(OCEAN), seeds=(1, 2, 3), trainers=TRAINERS, jobs: int = 2, threads: int = 1,
+        budget_scale: float = 1.0, set=(), out: Path = Path("bench/out")) -> dict:  # fmt: skip
+    budgets = {e: int(OCEAN[e]["budget"] * budget_scale) for e in envs}
+    if quick:  # one env, two of PuffeRL's batches (4,096 agents x 64 steps)
+        envs, seeds, budgets = list(envs)[:1], [1], {envs[0]: 2 * 4096 * 64}
+    todo = [(t, e, s, budgets[e]) for e in envs for s in seeds for t in trainers]
+    with ThreadPoolExecutor(jobs) as pool:
+        results = list(pool.map(lambda j: one(j, threads, dict(set)), todo))
+    out.mkdir(parents=True, exist_ok=True)
     curves = [dict(r, curve=[(p["step"], p["perf"]) for p in r["curve"]]) for r in results if "error" not in r]
-    write_report(
-        dict(out, results=curves),
-        Path(args.html),
-        title="Learning curves on PufferLib's Ocean envs: workbench vs PuffeRL (PufferLib's configs)",
-        blurb="The env's own perf (0-1) as it logged it during training, against env steps, one line per seed.",
-    )
-
-    print(
-        f"\n{'env':8s} {'steps':>6s} | {'workbench perf [95% CI] (seeds)':>44s} {'SPS':>7s} | "
-        f"{'PuffeRL perf [95% CI] (seeds)':>44s} {'SPS':>7s}"
-    )
-    for name in args.envs:
-        cells = []
-        for t in ("workbench", "pufferl"):
-            rs = [r for r in results if r["env"] == name and r["trainer"] == t and r.get("perf") is not None]
-            if not rs:
-                cells.append(f"{'-':>44s} {'-':>7s}")
-                continue
-            m, (lo, hi) = summary([r["perf"] for r in rs])
-            seeds = " / ".join(f"{r['perf']:.2f}" for r in rs)
-            cells.append(
-                f"{m:.3f} [{lo:.3f}, {hi:.3f}] ({seeds})".rjust(44) + f" {statistics.fmean(r['sps'] for r in rs):7,.0f}"
-            )
-        budget = int(OCEAN[name]["budget"] * args.budget_scale)
-        print(f"{name:8s} {budget / 1e6:5.0f}M | {cells[0]} | {cells[1]}")
-    print(f"\n{len(results)} runs in {time.time() - t0:.0f} s; data: {args.json}")
+    write_report({"command": "python -m bench ocean", "results": curves}, out / "ocean_curves.html",
+                 title="Learning curves on PufferLib's Ocean envs: workbench vs PuffeRL (PufferLib's configs)",
+                 blurb="The env's own perf (0-1) as it logged it while training, against env steps, a line a seed.")  # fmt: skip
+    keep = ("trainer", "env", "seed", "budget", "steps", "seconds", "perf", "score", "sps", "params", "error")
+    raw = [{k: r[k] for k in keep if k in r} for r in results]
+    figures, ci = {}, {}
+    for e in envs:
+        for t in trainers:
+            ran = [r for r in raw if r["env"] == e and r["trainer"] == t and "error" not in r]
+            if ran:
+                figures[f"{e}/{t}_sps"] = round(statistics.fmean(r["sps"] for r in ran))
+            if [r for r in ran if r.get("perf") is not None]:
+                m, (lo, hi) = summary([r["perf"] for r in ran if r.get("perf") is not None])
+                figures[f"{e}/{t}_perf"], ci[f"{e}/{t}_perf"] = round(m, 3), [round(lo, 3), round(hi, 3)]
+        if f"{e}/workbench_sps" in figures and f"{e}/pufferl_sps" in figures:
+            figures[f"{e}/sps_ratio"] = round(figures[f"{e}/workbench_sps"] / figures[f"{e}/pufferl_sps"], 2)
+    settings = {"envs": list(envs), "seeds": list(seeds), "trainers": list(trainers), "budgets": budgets,
+                "threads": threads, "ours": dict(set)}  # fmt: skip
+    return {"settings": settings, "figures": figures, "ci95": ci, "raw": raw, "jobs": jobs,
+            "versions": versions("torch", "pufferlib")}  # fmt: skip
 
 
-if __name__ == "__main__":
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    main()
+def table(records: list) -> str:
+    "A row an env of each full run: each trainer's perf over the last 20% of its steps (seeds), its steps/s."
+
+    def cells(rec):
+        f, rows = rec["figures"], []
+        for e in rec["settings"]["envs"]:
+            row = [e, f"{rec['settings']['budgets'][e] / 1e6:g}M"]
+            for t in TRAINERS:
+                runs = [r for r in rec["raw"] if r["env"] == e and r["trainer"] == t and r.get("perf") is not None]
+                ci = rec.get("ci95", {}).get(f"{e}/{t}_perf")
+                row += ([f"{f[f'{e}/{t}_perf']:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]", " / ".join(f"{r['perf']:.2f}" for r in runs),
+                         f"{f[f'{e}/{t}_sps']:,}"] if runs else ["-", "-", "-"])  # fmt: skip
+            rows.append(row + [f"{f[f'{e}/sps_ratio']:.2f}" if f"{e}/sps_ratio" in f else "-"])
+        return rows
+
+    return make_table(["env", "steps", "workbench perf [95% CI]", "seeds", "steps/s", "PuffeRL perf [95% CI]", "seeds",
+                       "steps/s", "steps/s ratio"], records, cells)  # fmt: skip

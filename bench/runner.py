@@ -72,6 +72,11 @@ BENCHMARKS = {
         ),
         Benchmark("runs_page", "the Runs page's load in Chromium and the store's read, at 20, 200 and 1,000 runs", 2),
         Benchmark(
+            "ocean",
+            "PPO on PufferLib's Ocean envs (squared, pong): perf against PuffeRL with PufferLib's configs, 3 seeds",
+            30,
+        ),
+        Benchmark(
             "zoo",
             "PPO's greedy return against SB3 with rl-zoo's rows, same env, budget and seeds (--envs, --seeds, --set)",
             60,
@@ -157,10 +162,11 @@ def fresh(module: str, function: str, timeout: float | None = None, **kwargs) ->
     """`function(**kwargs)` of the benchmark script `module`, called in a fresh Python process (its own imports,
     threads and peak memory); the dict it returned, or {"error": its last line}."""
     code = (
-        f"import json, sys; sys.path.insert(0, {str(HERE)!r}); import {module} as m; "
-        f"r = m.{function}(**json.loads(sys.argv[1])); print('RESULT ' + json.dumps(r), flush=True); "
-        "sys.stderr.flush(); import os; os._exit(0)"
-    )  # (os._exit: PuffeRL leaves a thread running)
+        f"import json, os, sys, traceback; sys.path.insert(0, {str(HERE)!r}); import {module} as m\n"
+        f"try: r = m.{function}(**json.loads(sys.argv[1]))\n"
+        "except BaseException: traceback.print_exc(); sys.stderr.flush(); os._exit(1)\n"
+        "print('RESULT ' + json.dumps(r), flush=True); sys.stderr.flush(); os._exit(0)"
+    )  # (os._exit, even after an error: PuffeRL leaves a thread running that would keep the process alive)
     env = {**os.environ, "TRANSFORMERS_VERBOSITY": "error", "PYTHONWARNINGS": "ignore"}
     try:
         r = subprocess.run([sys.executable, "-c", code, json.dumps(kwargs)], capture_output=True, text=True, env=env,
