@@ -70,6 +70,11 @@ BENCHMARKS = {
             "each judge's agreement with the labelled benchmark (500 items): accuracy, ROC AUC, Spearman, ms/item",
             7,
         ),
+        Benchmark(
+            "judge_overlap",
+            "GRPO steps/min with the sandboxed judges beside generation against after it, on 2 cores",
+            4,
+        ),
         Benchmark("runs_page", "the Runs page's load in Chromium and the store's read, at 20, 200 and 1,000 runs", 2),
         Benchmark(
             "ocean",

@@ -66,7 +66,12 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, args, says):
 
 
 QUICK_ARGS = {"solve_cartpole": ["--trainers", "workbench", "sb3"]}  # (PuffeRL's side: `-m bench solve_cartpole`)
-SANDBOXED = ("grpo_throughput", "grpo_offpolicy", "judge_benchmark")  # they start sandboxes: beside test_judges' checks
+SANDBOXED = (
+    "grpo_throughput",
+    "grpo_offpolicy",
+    "judge_benchmark",
+    "judge_overlap",
+)  # they start sandboxes: beside test_judges' checks
 
 
 def quick_record(name: str, tmp_path) -> dict:
