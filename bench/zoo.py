@@ -292,7 +292,7 @@ def table(records: list) -> str:
             ours = side(runs["workbench"], cpu("workbench"))
             gap = (statistics.fmean(r["mean"] for r in runs["workbench"]) - statistics.fmean(r["mean"] for r in sb3)
                    if runs["workbench"] and sb3 else None)  # fmt: skip
-            diff = "-" if gap is None else f"{gap:+,.0f}" if abs(gap) >= 1000 else f"{gap:+.1f}"
+            diff = "-" if gap is None else f"{gap:+,.0f}" if abs(gap) >= 100 else f"{gap:+.1f}"
             theirs = side(sb3, sb3_cpu)
             theirs[0] += note
             given = ", ".join(f"{k}={v}" for k, v in rec["settings"]["ours"].items()) or "-"

@@ -367,7 +367,8 @@ TUNED: dict[str, dict] = {
        for env in ("Hopper", "Walker2d", "Ant")},
     # rl-zoo's HalfCheetah row (512-step rollouts in 8 minibatches of 64, 20 epochs, gamma 0.98, its learning rate,
     # entropy and clip, log std -2, torch's init, 256 wide) with our tanh. Chosen on seed 4 (not a reported seed):
-    # greedy 6,206 at 1M steps against 1,676 with CleanRL's settings above (2026-11-27)
+    # greedy 6,206 at 1M steps against 1,676 with CleanRL's settings above (2026-11-27). rl-zoo's ReLU
+    # (activation=relu) measured level with tanh on seeds 1-3: 4,668 against 4,569 (2026-11-29, bench/RESULTS.md 8)
     "gym:HalfCheetah-v4": dict(num_envs=1, num_steps=512, num_minibatches=8, update_epochs=20, gamma=0.98,
                                gae_lambda=0.92, learning_rate=2.0633e-5, anneal_lr=False, ent_coef=0.000401762,
                                clip_coef=0.1, max_grad_norm=0.8, vf_coef=0.58096, hidden_size=256, log_std_init=-2.0,
