@@ -67,3 +67,11 @@ def table(records: list) -> str:
 
     return make_table(["judge", "accuracy (score >= 0.5)", "ROC AUC", "Spearman", "ms per item",
                        "mean score: correct / wrong / slow / unsafe / irrelevant"], records, cells)  # fmt: skip
+
+
+if __name__ == "__main__":  # (the same as `python -m bench judge_benchmark`)
+    import sys
+
+    from runner import main
+
+    sys.exit(main(["judge_benchmark", *sys.argv[1:]]))

@@ -102,3 +102,11 @@ def table(records: list) -> str:
 
     return make_table(["judges", "GRPO steps/min (each run)", "judging: executions/s while busy", "against off [95% CI]"],
                       records, cells)  # fmt: skip
+
+
+if __name__ == "__main__":  # (the same as `python -m bench judge_overlap`)
+    import sys
+
+    from runner import main
+
+    sys.exit(main(["judge_overlap", *sys.argv[1:]]))

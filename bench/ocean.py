@@ -240,3 +240,9 @@ def table(records: list) -> str:
 
     return make_table(["env", "steps", "workbench perf [95% CI]", "seeds", "steps/s", "PuffeRL perf [95% CI]", "seeds",
                        "steps/s", "steps/s ratio"], records, cells)  # fmt: skip
+
+
+if __name__ == "__main__":  # (the same as `python -m bench ocean`)
+    from runner import main
+
+    sys.exit(main(["ocean", *sys.argv[1:]]))

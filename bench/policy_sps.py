@@ -78,3 +78,9 @@ def table(records: list) -> str:
 
     return make_table(["torch threads", "MLP steps/s", "LSTM", "transformer", "LSTM / MLP [95% CI]",
                        "transformer / MLP [95% CI]"], records, cells)  # fmt: skip
+
+
+if __name__ == "__main__":  # (the same as `python -m bench policy_sps`)
+    from runner import main
+
+    sys.exit(main(["policy_sps", *sys.argv[1:]]))

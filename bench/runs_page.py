@@ -82,3 +82,9 @@ def table(records: list) -> str:
         return rows
 
     return make_table(["runs", "page load, median (s)", "min-max (s)", "rows from the store (ms)"], records, cells)
+
+
+if __name__ == "__main__":  # (the same as `python -m bench runs_page`)
+    from runner import main
+
+    sys.exit(main(["runs_page", *sys.argv[1:]]))

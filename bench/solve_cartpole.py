@@ -351,3 +351,11 @@ def table(records: list) -> str:
 
     return make_table(["trainer", "solved", "median steps", "median s", "steps to solve, each seed",
                        "ours / this (median s) [95% CI]"], records, cells)  # fmt: skip
+
+
+if __name__ == "__main__":  # (the same as `python -m bench solve_cartpole`)
+    import sys
+
+    from runner import main
+
+    sys.exit(main(["solve_cartpole", *sys.argv[1:]]))

@@ -320,3 +320,11 @@ def table(records: list) -> str:
 
     return make_table(["torch threads", "workbench steps/s (each run)", "PuffeRL steps/s (each run)",
                        "ours / PuffeRL [95% CI]"], records, cells)  # fmt: skip
+
+
+if __name__ == "__main__":  # (the same as `python -m bench sps_puffer_cartpole`)
+    import sys
+
+    from runner import main
+
+    sys.exit(main(["sps_puffer_cartpole", *sys.argv[1:]]))

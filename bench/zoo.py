@@ -301,3 +301,11 @@ def table(records: list) -> str:
 
     return make_table(["env", "steps", "set (beside the row)", "workbench greedy [95% CI]", "seeds", "cpu s/run",
                        "SB3 (rl-zoo row) [95% CI]", "seeds", "cpu s/run", "ours - SB3"], records, cells)  # fmt: skip
+
+
+if __name__ == "__main__":  # (the same as `python -m bench zoo`)
+    import sys
+
+    from runner import main
+
+    sys.exit(main(["zoo", *sys.argv[1:]]))
