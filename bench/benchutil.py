@@ -109,3 +109,15 @@ def greedy_returns(env_id: str, act, episodes: int = 100, seed: int = 10_000) ->
     for env in envs:
         env.close()
     return returns.tolist()
+
+
+def tuned_trainer(spec: str, seed: int, budget: int, ours: dict | None = None, **more) -> tuple:
+    """(our PPOTrainer as `workbench train --env spec` builds it, the settings it took beside the defaults): the env's
+    tuned row with `ours` over it, then `more`; on the CPU, no evaluations, no files (the learning benchmarks')."""
+    from workbench.train.config import TrainConfig, tuned_settings
+    from workbench.train.ppo import PPOTrainer
+
+    tuned = {**tuned_settings(spec), **(ours or {})}
+    cfg = TrainConfig.from_dict({**tuned, "env": spec, "seed": seed, "device": "cpu", "total_timesteps": budget,
+                                 "eval_every": 0, "checkpoint_every": 0, **more})  # fmt: skip
+    return PPOTrainer(cfg), {k: v for k, v in cfg.flat().items() if k in tuned}

@@ -8,21 +8,22 @@ evaluation and periodic checkpoints off so that SPS measures training alone):
   * dashboard: the same session with its dashboard served by Panel from this process and open in
                headless Chromium (Debian's), which redraws it live: the full cost of watching.
 
-Each run is a fresh subprocess of this script (`--worker`); the variants alternate, round after round,
-so that drifts in machine load hit them alike. SPS is the trainer's own (steps / seconds of `fit`).
-The goal: dashboard / session >= 0.95.
+Each run is a fresh process (`runner.fresh`); the variants alternate, round after round, so that drifts in machine
+load hit them alike. SPS is the trainer's own (steps / seconds of `fit`). The goal: dashboard / session >= 0.95; its
+interval is a bootstrap of the ratio of the medians (rounds resampled).
 
-    python bench/dashboard_overhead.py               # 3 rounds of 60K steps: about 3 minutes
-    python bench/dashboard_overhead.py --quick       # 1 round of 30K steps
+    python -m bench dashboard_overhead               # 5 rounds of 40K steps: about 3 minutes
+    python -m bench dashboard_overhead --quick       # 1 round of 8K steps
 
-The dashboard worker also prints (stderr) the CPU seconds the browser and this process used while training.
-WB_PERIOD_MS and WB_CHART_S set the dashboard's poll period and chart redraw period for that worker
-(defaults 500 ms and 1 s, as in the app), e.g. `WB_CHART_S=2 python bench/dashboard_overhead.py --worker dashboard`.
+The dashboard worker also records the CPU seconds the browser and its own process used while training.
+WB_PERIOD_MS and WB_CHART_S set the dashboard's poll period and chart redraw period (defaults 500 ms and 1 s, as in
+the app), e.g. `WB_CHART_S=2 python -m bench dashboard_overhead`.
 """
 
-import argparse, json, os, socket, statistics, sys, tempfile, threading, time
+import os, socket, statistics, sys, tempfile, threading, time
 
-from benchutil import print_result, run_worker, wait_for_quiet, versions
+from benchutil import versions
+from runner import bootstrap_ratio, fresh, interval, make_table
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -50,7 +51,7 @@ def config(steps: int, runs_dir: str):
     )
 
 
-def worker(variant: str, steps: int):
+def worker(variant: str, steps: int) -> dict:
     with tempfile.TemporaryDirectory() as runs_dir:
         cfg = config(steps, runs_dir)
         extra = {}
@@ -68,15 +69,8 @@ def worker(variant: str, steps: int):
             extra = {"process_cpu_s": round(sum(me.cpu_times()[:2]) - c0, 2)}
         else:
             summary, extra = watched_session(cfg)
-        print_result(
-            {
-                "variant": variant,
-                "sps": summary["sps"],
-                "seconds": summary["seconds"],
-                "global_step": summary["global_step"],
-                **extra,
-            }
-        )
+        return {"variant": variant, "sps": summary["sps"], "seconds": summary["seconds"],
+                "global_step": summary["global_step"], **extra}  # fmt: skip
 
 
 def watched_session(cfg):
@@ -128,63 +122,58 @@ def watched_session(cfg):
     return summary, {"points_on_page": points, **used}
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--steps", type=int, default=60_000)
-    ap.add_argument("--quick", action="store_true", help="1 round of 30K steps")
-    ap.add_argument("--worker", choices=["trainer", "session", "dashboard"])
-    args = ap.parse_args()
-    if args.quick:
-        args.rounds, args.steps = 1, 30_000
-    if args.worker:
-        return worker(args.worker, args.steps)
+VARIANTS = ("trainer", "session", "dashboard")
+FIGURES = {"dashboard_over_session": "higher", "dashboard_over_trainer": "higher", "trainer_sps": "higher"}
+
+
+def options(p):
+    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--steps", type=int, default=40_000, help="env steps a run")
+
+
+def run(quick: bool = False, rounds: int = 5, steps: int = 40_000, quiet=lambda: 0.0) -> dict:
     if not os.path.exists(CHROMIUM):
-        sys.exit(f"dashboard_overhead: {CHROMIUM} not found (apt-get install -y chromium)")
-
-    busy = wait_for_quiet(0.15, 60)
-    results = {v: [] for v in ("trainer", "session", "dashboard")}
-    for r in range(args.rounds):
-        for variant in results:
-            res = run_worker(__file__, ["--worker", variant, "--steps", args.steps])
+        raise SystemExit(f"dashboard_overhead: {CHROMIUM} not found (apt-get install -y chromium)")
+    if quick:
+        rounds, steps = 1, 8_192
+    raw = []
+    for r in range(rounds):
+        for variant in VARIANTS:
+            busy = quiet()
+            res = fresh("dashboard_overhead", "worker", variant=variant, steps=steps)
             if "error" in res:
-                sys.exit(f"dashboard_overhead: {variant} worker failed: {res['error']}")
-            results[variant].append(res)
-            note = (
-                f" ({res['points_on_page']} points on the page; CPU s during training: browser "
-                f"{res['browser_cpu_s']:.1f}, this process {res['process_cpu_s']:.1f})"
-                if "points_on_page" in res
-                else ""
-            )
-            print(
-                f"round {r + 1} {variant:9s} {res['sps']:9,.0f} steps/s over {res['global_step']:,} steps{note}",
-                flush=True,
-            )
-    med = {v: statistics.median(x["sps"] for x in rs) for v, rs in results.items()}
-    print(
-        f"\nmedian SPS over {args.rounds} round(s) of {args.steps:,} steps (machine busy {busy:.0%} before the start):"
-    )
-    for v, m in med.items():
-        print(f"  {v:9s} {m:9,.0f}")
-    paired = sorted(d["sps"] / s["sps"] for d, s in zip(results["dashboard"], results["session"]))
-    print(
-        f"dashboard / session = {med['dashboard'] / med['session']:.3f}   (goal >= 0.95; round by round: "
-        f"median {statistics.median(paired):.3f}, range {paired[0]:.3f}-{paired[-1]:.3f})"
-    )
-    print(f"dashboard / trainer = {med['dashboard'] / med['trainer']:.3f}")
-    print(f"session   / trainer = {med['session'] / med['trainer']:.3f}")
-    print(
-        json.dumps(
-            {
-                "median_sps": med,
-                "paired_ratios": paired,
-                "rounds": args.rounds,
-                "steps": args.steps,
-                "versions": versions("torch", "panel", "plotly", "bokeh"),
-            }
-        )
-    )
+                raise SystemExit(f"dashboard_overhead: the {variant} run failed: {res['error']}")
+            raw.append({**res, "round": r, "busy_before": round(busy, 3)})
+            print(f"round {r + 1} {variant:9s} {res['sps']:9,.0f} steps/s", flush=True)
+    sps = {v: [x["sps"] for x in raw if x["variant"] == v] for v in VARIANTS}
+    figures = {f"{v}_sps": round(statistics.median(sps[v])) for v in VARIANTS}
+    ci = {}
+    for a, b in (("dashboard", "session"), ("dashboard", "trainer"), ("session", "trainer")):
+        figures[f"{a}_over_{b}"] = round(figures[f"{a}_sps"] / figures[f"{b}_sps"], 3)
+        if rounds > 1:
+            ci[f"{a}_over_{b}"] = bootstrap_ratio(sps[a], sps[b], stat=statistics.median)
+    return {"settings": {"rounds": rounds, "steps": steps, "period_ms": int(os.environ.get("WB_PERIOD_MS", 500)),
+                         "chart_s": float(os.environ.get("WB_CHART_S", 1.0))}, "figures": figures, "ci95": ci,
+            "raw": raw, "versions": versions("torch", "panel", "plotly", "bokeh")}  # fmt: skip
 
 
-if __name__ == "__main__":
-    main()
+def table(records: list) -> str:
+    "A row a variant of each full run: its median steps/s (each run), its ratio to the session's and the trainer's."
+
+    def cells(rec):
+        f, rows = rec["figures"], []
+        for v in VARIANTS:
+            each = " / ".join(f"{x['sps']:,.0f}" for x in rec["raw"] if x["variant"] == v and "sps" in x)
+            ratio = lambda b: "1" if v == b else f"{f[f'{v}_over_{b}']:.3f}{interval(rec, f'{v}_over_{b}', 3)}" \
+                if f"{v}_over_{b}" in f else "-"  # fmt: skip
+            rows.append([v, f"{f[f'{v}_sps']:,}" + (f" ({each})" if each else ""), ratio("session"), ratio("trainer")])
+        return rows
+
+    return make_table(["variant", "median steps/s (each run)", "over session's [95% CI]", "over trainer's [95% CI]"],
+                      records, cells)  # fmt: skip
+
+
+if __name__ == "__main__":  # (the same as `python -m bench dashboard_overhead`)
+    from runner import main
+
+    sys.exit(main(["dashboard_overhead", *sys.argv[1:]]))

@@ -11,15 +11,19 @@ Each rank reports its seconds in rollouts, updates (of which backward passes, or
 `workbench.kernels.fused` runs, with the all-reduce), evaluations
 and the stop check (where a rank waits for the one evaluating), and the trainer's steps/s.
 
-    python bench/data_parallel.py                          # E = 8, evaluations of 10 episodes every 10 updates
-    python bench/data_parallel.py --envs 64 --steps 300000
-    python bench/data_parallel.py --eval-episodes 100      # evaluations longer than the training between them
+    python -m bench data_parallel                          # E = 8, evaluations of 10 episodes every 10 updates
+    python -m bench data_parallel --envs 64 --steps 300000
+    python -m bench data_parallel --eval-episodes 100 --no-record   # evaluations longer than the training between
+
+The launchers (torchrun, `accelerate launch`) start this file as a script in each process; its work comes in the
+environment (`BENCH_WORKER`, JSON), not in flags.
 """
 
-import argparse, collections, json, os, shutil, subprocess, sys, tempfile, time
+import collections, json, os, shutil, subprocess, sys, tempfile, time
 from pathlib import Path
 
-from benchutil import RESULT_TAG, versions, wait_for_quiet
+from benchutil import versions
+from runner import make_table
 
 HERE = Path(__file__).resolve()
 
@@ -50,7 +54,7 @@ def allreduce_worker(numel: int, calls: int):
     dist.barrier()
     shm.close()
     if rank == 0:
-        print(RESULT_TAG + json.dumps(out), flush=True)
+        print("ALLREDUCE " + json.dumps(out), flush=True)
     dist.destroy_process_group()
 
 
@@ -87,76 +91,97 @@ def train_worker(steps: int, envs: int, eval_every: int, eval_episodes: int, gra
     Path(out, f"rank{t.rank}.json").write_text(json.dumps(line))
 
 
-def launch(processes: int, args: list) -> list:
-    "Run this script's training worker in `processes` processes; each rank's result."
+def launch(processes: int, work: dict) -> list:
+    "Run this script's training worker with `work` in `processes` processes; each rank's result."
     out = tempfile.mkdtemp()
-    args = [*args, "--out", out]
-    env = {**os.environ, "PYTHONWARNINGS": "ignore", "ACCELERATE_USE_CPU": "true", "CUDA_VISIBLE_DEVICES": ""}
+    env = {**os.environ, "PYTHONWARNINGS": "ignore", "ACCELERATE_USE_CPU": "true", "CUDA_VISIBLE_DEVICES": "",
+           "BENCH_WORKER": json.dumps({"role": "train", **work, "out": out})}  # fmt: skip
     if processes == 1:
-        cmd = [sys.executable, str(HERE), *args]
+        cmd = [sys.executable, str(HERE)]
     else:
         # accelerate's launcher as a module: its console script also imports transformers, for nothing here
         cmd = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes", str(processes),
                "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no", "--main_process_port", "0",
-               str(HERE), *args]  # fmt: skip
+               str(HERE)]  # fmt: skip
     p = subprocess.run(cmd, capture_output=True, text=True, env=env)
     lines = [json.loads(f.read_text()) for f in sorted(Path(out).glob("rank*.json"))]
     shutil.rmtree(out)
     if p.returncode or len(lines) != processes:
-        sys.exit(f"data_parallel: {' '.join(cmd[:4])} failed ({p.returncode}):\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}")
+        raise SystemExit(
+            f"data_parallel: {' '.join(cmd[:4])} failed ({p.returncode}):\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}"
+        )
     return lines
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--steps", type=int, default=100_000)
-    ap.add_argument(
+FIGURES = {"two_shared_over_one": "higher", "two_ddp_over_one": "higher", "allreduce_shared_us": "lower"}
+RUNS = {"one": "1 process x 2E envs", "two_shared": "2 processes x E envs, shared memory",
+        "two_ddp": "2 processes x E envs, DDP over gloo"}  # fmt: skip
+
+
+def options(p):
+    p.add_argument("--steps", type=int, default=100_000)
+    p.add_argument(
         "--envs", type=int, default=8, help="envs a process with 2 processes (one process gets twice as many)"
     )
-    ap.add_argument("--eval-every", type=int, default=10)
-    ap.add_argument("--eval-episodes", type=int, default=10)
-    ap.add_argument("--numel", type=int, default=5000, help="floats an all-reduce (CartPole's MLP has about 4,700)")
-    ap.add_argument("--worker", choices=["allreduce", "train"])
-    ap.add_argument("--grad-sync", default="auto")
-    ap.add_argument("--out")
-    args = ap.parse_args()
-    if args.worker == "allreduce":
-        return allreduce_worker(args.numel, 2000)
-    if args.worker == "train":
-        return train_worker(args.steps, args.envs, args.eval_every, args.eval_episodes, args.grad_sync, args.out)
+    p.add_argument("--eval-every", type=int, default=10)
+    p.add_argument("--eval-episodes", type=int, default=10)
+    p.add_argument("--numel", type=int, default=5000, help="floats an all-reduce (CartPole's MLP has about 4,700)")
 
-    busy = wait_for_quiet(0.15, 60)
-    print(f"# {versions('torch', 'accelerate', 'gymnasium')}; machine busy {busy:.0%} before the start")
+
+def run(quick: bool = False, steps: int = 100_000, envs: int = 8, eval_every: int = 10, eval_episodes: int = 10,
+        numel: int = 5000) -> dict:  # fmt: skip
+    if quick:
+        steps = 8_192
     torchrun = str(Path(sys.executable).parent / "torchrun")
-    p = subprocess.run([torchrun, "--nproc_per_node", "2", str(HERE), "--worker", "allreduce", "--numel", str(args.numel)],
-                       capture_output=True, text=True, env={**os.environ, "PYTHONWARNINGS": "ignore"})  # fmt: skip
-    ar = json.loads(next(l for l in p.stdout.splitlines() if l.startswith(RESULT_TAG))[len(RESULT_TAG) :])
-    print(f"all-reduce of {args.numel:,} floats between 2 processes: "
-          + ", ".join(f"{k} {v:,.0f} us" for k, v in ar.items()) + f" ({ar['gloo'] / ar['shared memory']:.0f}x)")  # fmt: skip
+    env = {**os.environ, "PYTHONWARNINGS": "ignore", "BENCH_WORKER": json.dumps({"role": "allreduce", "numel": numel})}
+    p = subprocess.run([torchrun, "--nproc_per_node", "2", str(HERE)], capture_output=True, text=True, env=env)
+    line = next((x for x in p.stdout.splitlines() if x.startswith("ALLREDUCE ")), None)
+    if line is None:
+        raise SystemExit(f"data_parallel: the all-reduce workers failed: {p.stderr.strip().splitlines()[-1:]}")
+    ar = json.loads(line[len("ALLREDUCE ") :])
+    print("all-reduce between 2 processes: " + ", ".join(f"{k} {v:,.0f} us" for k, v in ar.items()), flush=True)
+    work = {"steps": steps, "eval_every": eval_every, "eval_episodes": eval_episodes}
+    runs = {"one": launch(1, {**work, "envs": 2 * envs, "grad_sync": "auto"}),
+            "two_shared": launch(2, {**work, "envs": envs, "grad_sync": "auto"}),
+            "two_ddp": launch(2, {**work, "envs": envs, "grad_sync": "ddp"})}  # fmt: skip
+    figures = {f"{k}_sps": round(v[0]["sps"]) for k, v in runs.items()}
+    for k in ("two_shared", "two_ddp"):
+        figures[f"{k}_over_one"] = round(figures[f"{k}_sps"] / figures["one_sps"], 3)
+    figures.update({"allreduce_gloo_us": round(ar["gloo"], 1), "allreduce_shared_us": round(ar["shared memory"], 1)})
+    for k, ranks in runs.items():
+        print(f"  {RUNS[k].replace('E', str(envs)):<40} {ranks[0]['sps']:>9,.0f} steps/s", flush=True)
+    settings = {"steps": steps, "envs": envs, "eval_every": eval_every, "eval_episodes": eval_episodes, "numel": numel}
+    return {"settings": settings, "figures": figures, "raw": {"allreduce_us": ar, "runs": runs},
+            "versions": versions("torch", "accelerate", "gymnasium")}  # fmt: skip
 
-    common = ["--worker", "train", "--steps", args.steps, "--eval-every", args.eval_every, "--eval-episodes",
-              args.eval_episodes]  # fmt: skip
-    runs = {
-        f"1 process x {2 * args.envs} envs": launch(1, [*map(str, common), "--envs", str(2 * args.envs)]),
-        f"2 processes x {args.envs} envs, shared memory": launch(2, [*map(str, common), "--envs", str(args.envs)]),
-        f"2 processes x {args.envs} envs, DDP (gloo)": launch(
-            2, [*map(str, common), "--envs", str(args.envs), "--grad-sync", "ddp"]
-        ),
-    }
-    base = runs[f"1 process x {2 * args.envs} envs"][0]["sps"]
-    print(f"\nCartPole-v1, {args.steps:,} steps, evaluations of {args.eval_episodes} episodes every {args.eval_every} "
-          "updates; seconds a rank spends in each part")  # fmt: skip
-    print(f"{'run':<40} {'rank':>4} {'steps/s':>8} {'ratio':>6} {'rollout':>8} {'update':>7} {'backward':>8} "
-          f"{'evaluate':>8} {'stop check':>10}")  # fmt: skip
-    for name, ranks in runs.items():
-        for r in ranks:
-            parts = [r[k] for k in ("collect_rollout", "update", "backward")] + [
-                r.get(k, 0) for k in ("evaluate", "_stopping")
-            ]
-            print(f"{name:<40} {r['rank']:>4} {r['sps']:>8,.0f} {r['sps'] / base:>6.2f} "
-                  + " ".join(f"{x:>{w}.2f}" for x, w in zip(parts, (8, 7, 8, 8, 10))))  # fmt: skip
-    print(json.dumps({"allreduce_us": ar, "runs": runs, "args": vars(args)}))
+
+def table(records: list) -> str:
+    "A row a way of training of each full run: steps/s, its ratio to one process with the same total batch."
+
+    def cells(rec):
+        f, e = rec["figures"], rec["settings"]["envs"]
+        name = lambda k: RUNS[k].replace("2E", str(2 * e)).replace(" E ", f" {e} ")  # noqa: E731
+        ratio = lambda k: "1" if k == "one" else f"{f[f'{k}_over_one']:.2f}"  # noqa: E731
+        rows = [
+            [name(k), f"{rec['settings']['steps']:,}", f"{f[f'{k}_sps']:,}", ratio(k)] for k in RUNS if f"{k}_sps" in f
+        ]
+        if "allreduce_shared_us" in f:
+            rows.append([f"the all-reduce alone, {rec['settings']['numel']:,} floats: gloo / shared memory", "",
+                         f"{f['allreduce_gloo_us']:,.0f} / {f['allreduce_shared_us']:,.1f} us", ""])  # fmt: skip
+        return rows
+
+    return make_table(["run", "steps", "steps/s", "over one process"], records, cells)
 
 
 if __name__ == "__main__":
-    main()
+    work = json.loads(os.environ.get("BENCH_WORKER") or "{}")
+    if work.get("role") == "allreduce":  # a process torchrun started
+        allreduce_worker(work["numel"], 2000)
+    elif work.get("role") == "train":  # a process `accelerate launch` (or `launch` alone) started
+        train_worker(
+            work["steps"], work["envs"], work["eval_every"], work["eval_episodes"], work["grad_sync"], work["out"]
+        )
+    else:  # (the same as `python -m bench data_parallel`)
+        from runner import main
+
+        sys.exit(main(["data_parallel", *sys.argv[1:]]))

@@ -10,16 +10,17 @@ The builds are the three a run's arithmetic can come from on one machine:
   * `torch`: no C kernels (`WORKBENCH_KERNELS=0`), torch's own CPU kernels.
 
 The claims it checks (issue 55): every CartPole-v1 run reads at least 475; Pendulum-v1's median reads at least
--200 and no run below -250. It prints one row a run, a table per env and build (median, min), the CPU and the
-flags each run recorded, and exits 1 if a claim fails.
+-200 and no run below -250. It prints one line a run and whether each (env, build) holds its claim; the record keeps
+each run with the CPU and the kernels' flags it recorded, and `claims_hold` (1 or 0; `--compare last` flags a 0).
 
-    python bench/defaults_check.py                          # 5 seeds x 2 envs x 3 builds (about 12 min on 2 cores)
-    python bench/defaults_check.py --seeds 1 2 --envs gym:CartPole-v1 --builds native
+    python -m bench defaults_check                          # 5 seeds x 2 envs x 3 builds (about 12 min on 2 cores)
+    python -m bench defaults_check --seeds 1 2 --envs gym:CartPole-v1 --builds native --no-record
 """
 
-import argparse, json, os, statistics, subprocess, sys, tempfile, time
+import json, os, statistics, subprocess, sys, tempfile, time
 
 from benchutil import versions
+from runner import make_table
 
 CLAIMS = {  # env -> (what every run must reach, what the median must reach)
     "gym:CartPole-v1": (475.0, 475.0),
@@ -41,11 +42,11 @@ def last_json(text: str) -> dict:
     return json.loads(text.strip().splitlines()[-1])
 
 
-def one_run(env: str, seed: int, build: str, runs_dir: str) -> dict:
-    "Train with the defaults, then evaluate the run's best checkpoint on 100 greedy episodes."
+def one_run(env: str, seed: int, build: str, runs_dir: str, extra: tuple = ()) -> dict:
+    "Train with the defaults (and `extra` flags), then evaluate the run's best checkpoint on 100 greedy episodes."
     penv = dict(os.environ, PYTHONWARNINGS="ignore", **BUILDS[build])
     t0 = time.perf_counter()
-    train = [WORKBENCH, "train", "--env", env, "--seed", str(seed), "--runs-dir", runs_dir, "--quiet", "--json"]
+    train = [WORKBENCH, "train", "--env", env, "--seed", str(seed), "--runs-dir", runs_dir, "--quiet", "--json", *extra]
     r = subprocess.run(train, capture_output=True, text=True, env=penv, timeout=1800)
     if r.returncode:
         return {"env": env, "seed": seed, "build": build, "error": r.stderr.strip().splitlines()[-1:]}
@@ -68,48 +69,70 @@ def one_run(env: str, seed: int, build: str, runs_dir: str) -> dict:
     }  # fmt: skip
 
 
-def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+FIGURES = {"claims_hold": "higher"}
+
+
+def options(p):
     p.add_argument("--envs", nargs="+", default=list(CLAIMS), choices=list(CLAIMS))
     p.add_argument("--seeds", nargs="+", type=int, default=[1, 2, 3, 4, 5])
     p.add_argument("--builds", nargs="+", default=list(BUILDS), choices=list(BUILDS))
-    p.add_argument("--out", help="write the rows as JSON lines here")
-    a = p.parse_args()
-    print("versions:", json.dumps(versions("workbench", "torch", "numpy", "pufferlib", "gymnasium")))
+
+
+def run(quick: bool = False, envs=tuple(CLAIMS), seeds=(1, 2, 3, 4, 5), builds=tuple(BUILDS)) -> dict:
+    extra = ()
+    if quick:  # one run, stopped at its first perfect evaluation (the same trajectory up to there)
+        envs, seeds, builds, extra = ["gym:CartPole-v1"], [1], ["native"], ("--stop-at", "500")
     rows = []
     with tempfile.TemporaryDirectory() as runs_dir:
-        for build in a.builds:
-            for env in a.envs:
-                for seed in a.seeds:
-                    row = one_run(env, seed, build, runs_dir)
-                    rows.append(row)
-                    print(json.dumps(row), flush=True)
-                    if a.out:
-                        with open(a.out, "a") as f:
-                            f.write(json.dumps(row) + "\n")
-    ok = True
-    print(f"\ncpu: {rows[0].get('cpu')}")
-    print(f"| env | build | learner | {' | '.join(f'seed {s}' for s in a.seeds)} | median | min | claim |")
-    print("|---|---|---|" + "---|" * len(a.seeds) + "---|---|---|")
-    for env in a.envs:
+        for build in builds:
+            for env in envs:
+                for seed in seeds:
+                    rows.append(one_run(env, seed, build, runs_dir, extra))
+                    print(json.dumps(rows[-1]), flush=True)
+    figures, ok = {}, True
+    for env in envs:
         floor, median_floor = CLAIMS[env]
-        for build in a.builds:
-            got = [r for r in rows if r["env"] == env and r["build"] == build]
-            scores = [r.get("greedy_100") for r in got]
+        for build in builds:
+            scores = [r.get("greedy_100") for r in rows if r["env"] == env and r["build"] == build]
             good = [x for x in scores if x is not None]
-            med, low = (statistics.median(good), min(good)) if good else (float("nan"), float("nan"))
-            holds = len(good) == len(scores) and low >= floor and med >= median_floor
-            ok &= holds
-            cells = " | ".join("error" if x is None else f"{x:.1f}" for x in scores)
-            learner = ",".join(sorted({str(r.get("learner")) for r in got}))
-            print(
-                f"| {env} | {build} | {learner} | {cells} | {med:.1f} | {low:.1f} | {'holds' if holds else 'FAILS'} |"
+            if good:
+                figures[f"{env}/{build}/median"], figures[f"{env}/{build}/min"] = statistics.median(good), min(good)
+            holds = (
+                bool(good)
+                and len(good) == len(scores)
+                and min(good) >= floor
+                and statistics.median(good) >= median_floor
             )
-    flags = sorted({(r["build"], r.get("kernel_flags")) for r in rows if r.get("kernel_flags")})
-    for build, f in flags:
-        print(f"kernel flags ({build}): {f}")
-    return 0 if ok else 1
+            ok &= holds
+            print(f"{env} {build}: {'holds' if holds else 'FAILS'}", flush=True)
+    figures["claims_hold"] = int(ok)
+    settings = {"envs": list(envs), "seeds": list(seeds), "builds": list(builds)}
+    return {"settings": settings, "figures": figures, "raw": rows,
+            "versions": versions("workbench", "torch", "numpy", "pufferlib", "gymnasium")}  # fmt: skip
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+def table(records: list) -> str:
+    "A row an (env, build) of each full run: each seed's greedy 100-episode mean, the median, the min, the claim."
+
+    def cells(rec):
+        rows = []
+        for env in rec["settings"]["envs"]:
+            floor, median_floor = CLAIMS[env]
+            for build in rec["settings"]["builds"]:
+                got = [r for r in rec["raw"] if r["env"] == env and r["build"] == build]
+                scores = [r.get("greedy_100") for r in got]
+                med, low = rec["figures"].get(f"{env}/{build}/median"), rec["figures"].get(f"{env}/{build}/min")
+                holds = None not in scores and low >= floor and med >= median_floor
+                rows.append([env, build, " / ".join("error" if x is None else f"{x:.1f}" for x in scores),
+                             f"{med:.1f}", f"{low:.1f}", "holds" if holds else "FAILS"])  # fmt: skip
+        return rows
+
+    return make_table(
+        ["env", "build", "each seed's greedy 100-episode mean", "median", "min", "the claim"], records, cells
+    )
+
+
+if __name__ == "__main__":  # (the same as `python -m bench defaults_check`)
+    from runner import main
+
+    sys.exit(main(["defaults_check", *sys.argv[1:]]))

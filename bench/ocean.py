@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchutil import versions
+from benchutil import tuned_trainer, versions
 from runner import fresh, make_table
 from zoo import setting, summary
 from zoo_report import write_report
@@ -95,16 +95,9 @@ def run_puffer(name: str, seed: int, budget: int, agents: int, threads: int) -> 
     trainer.vecenv.close()
     trainer.utilization.stop()
     shutil.rmtree(args["train"]["data_dir"], ignore_errors=True)
-    return dict(
-        trainer="pufferl",
-        env=name,
-        seed=seed,
-        steps=steps,
-        seconds=seconds,
-        curve=curve,
-        params=sum(p.numel() for p in policy.parameters()),
-        settings=settings,
-    )
+    params = sum(p.numel() for p in policy.parameters())
+    return {"trainer": "pufferl", "env": name, "seed": seed, "steps": steps, "seconds": seconds, "curve": curve,
+            "params": params, "settings": settings}  # fmt: skip
 
 
 # ----------------------------------------------------------------------------------------------
@@ -112,26 +105,10 @@ def run_puffer(name: str, seed: int, budget: int, agents: int, threads: int) -> 
 # ----------------------------------------------------------------------------------------------
 def run_ours(name: str, seed: int, budget: int, agents: int, threads: int, extra: dict | None = None) -> dict:
     from workbench.runs.events import Kind
-    from workbench.train.config import TrainConfig, tuned_settings
-    from workbench.train.ppo import PPOTrainer
 
     options = env_options(name)  # e.g. pong's frameskip 8
     spec = f"puffer:{name}" + ("?" + "&".join(f"{k}={v}" for k, v in options.items()) if options else "")
-    tuned = {**tuned_settings(spec), **(extra or {})}
-    cfg = TrainConfig.from_dict(
-        {
-            **tuned,
-            "env": spec,
-            "num_envs": agents,
-            "seed": seed,
-            "device": "cpu",
-            "torch_threads": threads,
-            "total_timesteps": budget,
-            "eval_every": 0,
-            "checkpoint_every": 0,
-        }
-    )
-    trainer = PPOTrainer(cfg)  # no run folder: writes nothing
+    trainer, settings = tuned_trainer(spec, seed, budget, extra, num_envs=agents, torch_threads=threads)
     curve = []
     trainer.bus.subscribe(
         lambda e: (
@@ -153,8 +130,8 @@ def run_ours(name: str, seed: int, budget: int, agents: int, threads: int, extra
         seconds=seconds,
         curve=curve,
         params=sum(p.numel() for p in trainer.policy.parameters()),
-        settings={k: v for k, v in cfg.flat().items() if k in tuned},
-        tuned=bool(tuned),
+        settings=settings,
+        tuned=bool(settings),
     )
 
 

@@ -10,16 +10,15 @@ with the same budget of env steps per member:
 Neither anneals the learning rate (PBT is the schedule). The score is each member's greedy evaluation at the end
 (`eval_episodes` episodes). The question: does PBT's best member beat the best fixed member?
 
-    python bench/pbt_pendulum.py                           # 3 seeds, 4 members, 8 rounds, 100K steps a member
-    python bench/pbt_pendulum.py --report bench/out/pbt_pendulum.json
-
-Writes bench/out/pbt_pendulum.json.
+    python -m bench pbt_pendulum                           # 3 seeds, 4 members, 8 rounds, 100K steps a member
+    python -m bench pbt_pendulum --seeds 4 5               # other seeds, recorded beside
 """
 
-import argparse, json, os, statistics, subprocess, sys, tempfile, time
+import statistics, subprocess, sys, tempfile, time
 from pathlib import Path
 
 from benchutil import versions
+from runner import make_table
 
 SPACE = """env = "gym:Pendulum-v1"
 total_timesteps = {budget}
@@ -41,7 +40,7 @@ ent_coef = { distribution = "log_normal", min = 1e-5, max = 1e-2 }
 WORKBENCH = str(Path(sys.executable).parent / "workbench")
 
 
-def population(seed: int, rounds: int, args, work: Path) -> dict:
+def train_population(seed: int, rounds: int, population: int, max_parallel: int, work: Path) -> dict:
     "One population (PBT with `rounds`; 1: fixed settings): its members' final scores and the lineage."
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from workbench.runs.store import RunStore
@@ -58,11 +57,11 @@ def population(seed: int, rounds: int, args, work: Path) -> dict:
         "--sweep-seed",
         str(seed),
         "--population",
-        str(args.population),
+        str(population),
         "--rounds",
         str(rounds),
         "--max-parallel",
-        str(args.max_parallel),
+        str(max_parallel),
         "--runs-dir",
         str(runs),
         "--json",
@@ -90,54 +89,54 @@ def population(seed: int, rounds: int, args, work: Path) -> dict:
     }
 
 
-def summary(data: dict) -> str:
-    rows = [
-        "| seed | fixed: best member | fixed: mean | PBT: best member | PBT: mean | PBT best - fixed best |",
-        "|---|---|---|---|---|---|",
-    ]
-    diffs = []
-    for fixed, pbt in zip(data["fixed"], data["pbt"]):
-        fb, fm = max(fixed["final"].values()), statistics.mean(fixed["final"].values())
-        pb, pm = max(pbt["final"].values()), statistics.mean(pbt["final"].values())
-        diffs.append(pb - fb)
-        rows.append(f"| {fixed['seed']} | {fb:.1f} | {fm:.1f} | {pb:.1f} | {pm:.1f} | {pb - fb:+.1f} |")
-    rows.append(
-        f"\nPBT's best member beat the best fixed member in {sum(d > 0 for d in diffs)} of {len(diffs)} seeds "
-        f"(median difference {statistics.median(diffs):+.1f})."
-    )
-    return "\n".join(rows)
+FIGURES = {"pbt_best_minus_fixed_best_median": "higher", "pbt_wins": "higher"}
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--seeds", default="1,2,3")
-    ap.add_argument("--population", type=int, default=4)
-    ap.add_argument("--rounds", type=int, default=8)
-    ap.add_argument("--budget", type=int, default=100_000, help="env steps per member")
-    ap.add_argument("--max-parallel", type=int, default=2)
-    ap.add_argument("--json", default="bench/out/pbt_pendulum.json")
-    ap.add_argument("--report", metavar="JSON")
-    args = ap.parse_args()
-    if args.report:
-        data = json.loads(Path(args.report).read_text())
-    else:
-        work = Path(tempfile.mkdtemp(prefix="pbt-bench-"))
-        (work / "space.toml").write_text(SPACE.replace("{budget}", str(args.budget)))
-        data = {
-            "command": "python bench/pbt_pendulum.py " + " ".join(sys.argv[1:]),
-            "versions": versions("torch", "numpy", "gymnasium"),
-            "fixed": [],
-            "pbt": [],
-        }
-        for seed in [int(s) for s in args.seeds.split(",")]:
-            for key, rounds in (("fixed", 1), ("pbt", args.rounds)):
-                p = population(seed, rounds, args, work)
-                data[key].append(p)
-                print(f"seed {seed} {key}: best {max(p['final'].values()):.1f} in {p['wall_s']:.0f} s", flush=True)
-                os.makedirs(os.path.dirname(args.json) or ".", exist_ok=True)
-                Path(args.json).write_text(json.dumps(data, indent=1))
-    print(summary(data))
+def options(p):
+    p.add_argument("--seeds", nargs="+", type=int, default=[1, 2, 3])
+    p.add_argument("--population", type=int, default=4)
+    p.add_argument("--rounds", type=int, default=8)
+    p.add_argument("--budget", type=int, default=100_000, help="env steps a member")
+    p.add_argument("--max-parallel", type=int, default=2)
 
 
-if __name__ == "__main__":
-    main()
+def run(quick: bool = False, seeds=(1, 2, 3), population: int = 4, rounds: int = 8, budget: int = 100_000,
+        max_parallel: int = 2) -> dict:  # fmt: skip
+    if quick:
+        seeds, population, rounds, budget = [1], 2, 2, 4_096
+    work = Path(tempfile.mkdtemp(prefix="pbt-bench-"))
+    (work / "space.toml").write_text(SPACE.replace("{budget}", str(budget)))
+    raw = {"fixed": [], "pbt": []}
+    for seed in seeds:
+        for key, r in (("fixed", 1), ("pbt", rounds)):
+            p = train_population(seed, r, population, max_parallel, work)
+            raw[key].append(p)
+            print(f"seed {seed} {key}: best {max(p['final'].values()):.1f} in {p['wall_s']:.0f} s", flush=True)
+    per_seed = [{"seed": f["seed"], "fixed_best": max(f["final"].values()), "fixed_mean": statistics.mean(f["final"].values()),
+                 "pbt_best": max(p["final"].values()), "pbt_mean": statistics.mean(p["final"].values())}
+                for f, p in zip(raw["fixed"], raw["pbt"])]  # fmt: skip
+    diffs = [x["pbt_best"] - x["fixed_best"] for x in per_seed]
+    figures = {
+        "pbt_best_minus_fixed_best_median": round(statistics.median(diffs), 1),
+        "pbt_wins": sum(d > 0 for d in diffs),
+    }
+    settings = {"seeds": list(seeds), "population": population, "rounds": rounds, "budget": budget}
+    return {"settings": settings, "figures": figures, "per_seed": per_seed, "raw": raw,
+            "versions": versions("torch", "numpy", "gymnasium")}  # fmt: skip
+
+
+def table(records: list) -> str:
+    "A row a seed of each full run: the best and mean member, fixed settings against PBT's, and their difference."
+
+    def cells(rec):
+        return [[str(x["seed"]), *(f"{x[k]:.1f}" for k in ("fixed_best", "fixed_mean", "pbt_best", "pbt_mean")),
+                 f"{x['pbt_best'] - x['fixed_best']:+.1f}"] for x in rec["per_seed"]]  # fmt: skip
+
+    return make_table(["seed", "fixed: best member", "fixed: mean", "PBT: best member", "PBT: mean",
+                       "PBT best - fixed best"], records, cells)  # fmt: skip
+
+
+if __name__ == "__main__":  # (the same as `python -m bench pbt_pendulum`)
+    from runner import main
+
+    sys.exit(main(["pbt_pendulum", *sys.argv[1:]]))

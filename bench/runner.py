@@ -18,7 +18,7 @@ where they differ, as a test does).
     python -m bench readme [--check]             # bench/README.md, from this registry
 """
 
-import argparse, dataclasses, datetime, hashlib, importlib, inspect, json, math, os, platform, random, re, subprocess
+import argparse, datetime, hashlib, importlib, inspect, json, math, os, platform, random, re, subprocess
 import sys, time
 from pathlib import Path
 
@@ -27,67 +27,8 @@ RECORDS = HERE / "records"
 RESULTS = HERE / "RESULTS.md"
 REGRESSION = 0.03  # a figure worse than its reference by more than this share is flagged
 TABLE = re.compile(r"(<!-- bench-table (\w+) -->\n)(.*?)(<!-- /bench-table -->)", re.S)
-
-
-@dataclasses.dataclass(frozen=True)
-class Benchmark:
-    name: str
-    measures: str
-    minutes: float  # a full run on a 2-core build machine, about
-    module: str = ""  # the script in bench/ (default: the name)
-
-
-BENCHMARKS = {
-    b.name: b
-    for b in [
-        Benchmark(
-            "planpath_sps", "Plan-Path grid steps/s on one core: the numpy env against one Python object a grid", 1.5
-        ),
-        Benchmark(
-            "trading_sps", "trading env steps/s on one core: the numpy env against a one-account Gymnasium env", 1.5
-        ),
-        Benchmark("grpo_throughput", "GRPO updates/min: workbench (on- and off-policy) against TRL's GRPOTrainer", 4),
-        Benchmark(
-            "grpo_offpolicy", "GRPO one step off-policy against on-policy: reward curves and val pass@1, 3 seeds", 12
-        ),
-        Benchmark(
-            "solve_cartpole",
-            "time to solve CartPole-v1 (greedy 100-episode mean >= 475): workbench against PuffeRL and SB3, per seed",
-            3,
-        ),
-        Benchmark(
-            "sps_puffer_cartpole",
-            "PPO training steps/s on PufferLib's C cartpole: workbench against PuffeRL, the same work, 1 and 2 threads",
-            6,
-        ),
-        Benchmark(
-            "policy_sps",
-            "PPO steps/s of the MLP, LSTM and transformer policies on the trading job, 1 and 2 threads",
-            8,
-        ),
-        Benchmark(
-            "judge_benchmark",
-            "each judge's agreement with the labelled benchmark (500 items): accuracy, ROC AUC, Spearman, ms/item",
-            7,
-        ),
-        Benchmark(
-            "judge_overlap",
-            "GRPO steps/min with the sandboxed judges beside generation against after it, on 2 cores",
-            4,
-        ),
-        Benchmark("runs_page", "the Runs page's load in Chromium and the store's read, at 20, 200 and 1,000 runs", 2),
-        Benchmark(
-            "ocean",
-            "PPO on PufferLib's Ocean envs (squared, pong): perf against PuffeRL with PufferLib's configs, 3 seeds",
-            30,
-        ),
-        Benchmark(
-            "zoo",
-            "PPO's greedy return against SB3 with rl-zoo's rows, same env, budget and seeds (--envs, --seeds, --set)",
-            60,
-        ),
-    ]
-}
+sys.path.insert(0, str(HERE))
+from registry import BENCHMARKS, Benchmark  # noqa: E402, F401  (the benchmarks the runner knows)
 
 
 def injected_sleep() -> float:
@@ -291,14 +232,7 @@ def tables(check: bool = False) -> int:
     return 0
 
 
-HELPERS = {
-    "benchutil",
-    "runner",
-    "per_size",
-    "__main__",
-    "zoo_report",
-    "record_answers",
-}  # scripts that are not benchmarks
+HELPERS = {"benchutil", "runner", "registry", "per_size", "__main__", "zoo_report", "record_answers"}  # not benchmarks
 
 
 def readme() -> str:
@@ -307,7 +241,7 @@ def readme() -> str:
                      for b in BENCHMARKS.values())  # fmt: skip
     rest = sorted(p.stem for p in HERE.glob("*.py") if p.stem not in BENCHMARKS and p.stem not in HELPERS)
     return (
-        "# Benchmarks\n\n(Written by `python -m bench readme` from `bench/runner.py`'s registry: do not edit.)\n\n"
+        "# Benchmarks\n\n(Written by `python -m bench readme` from `bench/registry.py`: do not edit.)\n\n"
         "Every figure Workbench claims is measured here, against the reference on the same work in the same run. "
         "`python -m bench NAME` runs a benchmark: it waits for a quiet machine, names the machine and the commit, and "
         "appends the record to `records/NAME.jsonl`; `bench/RESULTS.md`'s generated tables come from those records "

@@ -11,19 +11,19 @@ run, one sweep at a time, one trial at a time (`--max-parallel 1`): the cost is 
 second trial or Protein's thinking (it fits two Gaussian processes per suggestion, about 4 s of one core) would share
 a core with the trial being timed. The sweep's wall time (the strategy's thinking included) is printed too.
 
-    python bench/sweep_cartpole.py                                  # protein and random, 3 seeds, 16 trials each
-    python bench/sweep_cartpole.py --methods protein,random,carbs --seeds 1,2,3 --trials 16
-    python bench/sweep_cartpole.py --report bench/out/sweep_cartpole.json   # the table and chart from a saved run
+    python -m bench sweep_cartpole                                  # protein and random, 3 seeds, 16 trials each
+    python -m bench sweep_cartpole --methods protein random carbs --seeds 1 2 3 --trials 16
 
-Writes bench/out/sweep_cartpole.json and bench/sweep_cartpole.html (the best time to solve found against trials).
+Writes the chart of the best time to solve found against trials to sweep_cartpole.html in the runner's `--out`.
 """
 
-import argparse, html, json, math, os, subprocess, sys, tempfile, time
+import html, math, statistics, subprocess, sys, tempfile, time
 from pathlib import Path
 
 import numpy as np
 
 from benchutil import versions
+from runner import make_table
 
 SPACE = """env = "gym:CartPole-v1"
 total_timesteps = 200000
@@ -209,38 +209,68 @@ def write_report(data: dict, path: Path):
     path.write_text(page)
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--methods", default="protein,random")
-    ap.add_argument("--seeds", default="1,2,3")
-    ap.add_argument("--trials", type=int, default=16)
-    ap.add_argument("--max-parallel", type=int, default=1)
-    ap.add_argument("--json", default="bench/out/sweep_cartpole.json")
-    ap.add_argument("--html", default="bench/sweep_cartpole.html")
-    ap.add_argument("--report", metavar="JSON", help="only print the table and write the chart of a saved run")
-    args = ap.parse_args()
-    if args.report:
-        data = json.loads(Path(args.report).read_text())
-    else:
-        work = Path(tempfile.mkdtemp(prefix="sweep-bench-"))
-        (work / "space.toml").write_text(SPACE)
-        data = {
-            "command": "python bench/sweep_cartpole.py " + " ".join(sys.argv[1:]),
-            "space": SPACE,
-            "versions": versions("torch", "numpy", "pufferlib"),
-            "sweeps": [],
-        }
-        for seed in [int(s) for s in args.seeds.split(",")]:
-            for method in args.methods.split(","):  # interleaved, so a slow spell of the machine hits both
-                s = run_sweep(method, seed, args.trials, args.max_parallel, work)
-                data["sweeps"].append(s)
-                print(f"{method} seed {seed}: best {best_curve(s['trials'])[-1]} in {s['wall_s']:.0f} s", flush=True)
-                os.makedirs(os.path.dirname(args.json) or ".", exist_ok=True)
-                Path(args.json).write_text(json.dumps(data, indent=1))
-    print(summary(data))
-    write_report(data, Path(args.html))
-    print(f"chart: {args.html}")
+FIGURES = {f"{m}_median_best_s": "lower" for m in ("protein", "random", "carbs")}
 
 
-if __name__ == "__main__":
-    main()
+def options(p):
+    p.add_argument("--methods", nargs="+", default=["protein", "random"], choices=["protein", "random", "carbs"])
+    p.add_argument("--seeds", nargs="+", type=int, default=[1, 2, 3])
+    p.add_argument("--trials", type=int, default=16)
+    p.add_argument("--max-parallel", type=int, default=1)
+
+
+def per_sweep(s: dict) -> dict:
+    "A sweep's row: its solved trials, the best time to solve, the trial that found it, its wall time."
+    c = best_curve(s["trials"])
+    solved = [t["cost"] for t in s["trials"] if t["solved"]]
+    return {"method": s["method"], "seed": s["seed"], "solved": len(solved), "trials": len(s["trials"]), "best_s": c[-1],
+            "found_at": next((i + 1 for i, v in enumerate(c) if v is not None and v == c[-1]), None),
+            "median_solved_s": statistics.median(solved) if solved else None, "wall_s": round(s["wall_s"], 1)}  # fmt: skip
+
+
+def run(quick: bool = False, methods=("protein", "random"), seeds=(1, 2, 3), trials: int = 16, max_parallel: int = 1,
+        out: Path = Path("bench/out")) -> dict:  # fmt: skip
+    space = SPACE
+    if quick:  # two trials of a random search, each cut at 20K steps or 5 s
+        methods, seeds, trials = ["random"], [1], 2
+        space = SPACE.replace("timeout = 60", "timeout = 5").replace(
+            "total_timesteps = 200000", "total_timesteps = 20000"
+        )
+    work = Path(tempfile.mkdtemp(prefix="sweep-bench-"))
+    (work / "space.toml").write_text(space)
+    data = {"command": "python -m bench sweep_cartpole", "sweeps": []}
+    for seed in seeds:
+        for method in methods:  # interleaved, so a slow spell of the machine hits both
+            sw = run_sweep(method, seed, trials, max_parallel, work)
+            data["sweeps"].append(sw)
+            print(f"{method} seed {seed}: best {best_curve(sw['trials'])[-1]} in {sw['wall_s']:.0f} s", flush=True)
+    out.mkdir(parents=True, exist_ok=True)
+    write_report(data, out / "sweep_cartpole.html")
+    rows = [per_sweep(sw) for sw in data["sweeps"]]
+    figures = {}
+    for m in methods:
+        best = [r["best_s"] if r["best_s"] is not None else math.inf for r in rows if r["method"] == m]
+        figures[f"{m}_median_best_s"] = round(float(np.median(best)), 2)
+        figures[f"{m}_solved"] = sum(r["solved"] for r in rows if r["method"] == m)
+    settings = {"methods": list(methods), "seeds": list(seeds), "trials": trials, "max_parallel": max_parallel,
+                "space": space}  # fmt: skip
+    return {"settings": settings, "figures": figures, "per_sweep": rows, "raw": data["sweeps"],
+            "versions": versions("torch", "numpy", "pufferlib")}  # fmt: skip
+
+
+def table(records: list) -> str:
+    "A row a sweep of each full run: solved trials, the best time to solve, where it was found, the sweep's wall time."
+    n = lambda x: "-" if x is None or (isinstance(x, float) and math.isinf(x)) else f"{x:.2f}"  # noqa: E731
+
+    def cells(rec):
+        return [[r["method"], str(r["seed"]), f"{r['solved']}/{r['trials']}", n(r["best_s"]), str(r["found_at"] or "-"),
+                 n(r["median_solved_s"]), f"{r['wall_s']:.0f}"] for r in rec["per_sweep"]]  # fmt: skip
+
+    return make_table(["method", "sweep seed", "solved trials", "best time to solve (s)", "found at trial",
+                       "median time of its solved trials (s)", "sweep wall (s)"], records, cells)  # fmt: skip
+
+
+if __name__ == "__main__":  # (the same as `python -m bench sweep_cartpole`)
+    from runner import main
+
+    sys.exit(main(["sweep_cartpole", *sys.argv[1:]]))

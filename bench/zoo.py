@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchutil import greedy_returns, versions
+from benchutil import greedy_returns, tuned_trainer, versions
 from runner import fresh, make_table
 from zoo_report import write_report
 
@@ -43,23 +43,9 @@ with open(Path(__file__).with_name("zoo.toml"), "rb") as f:
 def run_ours(env_id: str, seed: int, budget: int, ours: dict | None = None) -> dict:
     import torch
     from workbench.runs.events import Kind, Metric
-    from workbench.train.config import TrainConfig, tuned_settings
-    from workbench.train.ppo import PPOTrainer
 
     spec = f"gym:{env_id}"
-    tuned = {**tuned_settings(spec), **(ours or {})}  # the env's row, with the settings given to this run
-    cfg = TrainConfig.from_dict(
-        {
-            **tuned,
-            "env": spec,
-            "seed": seed,
-            "device": "cpu",
-            "total_timesteps": budget,
-            "eval_every": 0,
-            "checkpoint_every": 0,
-        }
-    )
-    trainer = PPOTrainer(cfg)  # no run folder: writes nothing
+    trainer, settings = tuned_trainer(spec, seed, budget, ours)  # the env's row, with the settings given to this run
     curve = []
     trainer.bus.subscribe(
         lambda e: e.kind == Kind.UPDATE and Metric.RETURN in e.data and curve.append((e.step, e.data[Metric.RETURN]))
@@ -79,8 +65,8 @@ def run_ours(env_id: str, seed: int, budget: int, ours: dict | None = None) -> d
         cpu_seconds=cpu_seconds,
         returns=returns,
         curve=curve,
-        settings={k: v for k, v in cfg.flat().items() if k in tuned},
-        tuned=bool(tuned),
+        settings=settings,
+        tuned=bool(settings),
     )
 
 
