@@ -255,8 +255,14 @@ def readme() -> str:
 
 
 def main(argv=None) -> int:
-    p = Parser(prog="python -m bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("name", help="a benchmark, or list, tables, readme")
+    p = Parser(
+        prog="python -m bench",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        add_help=False,
+    )  # fmt: skip  (-h below: the runner's options, then the benchmark's own)
+    p.add_argument("name", nargs="?", help="a benchmark, or list, tables, readme")
+    p.add_argument("-h", "--help", action="store_true", help="these options (after a benchmark's name: its own too)")
     p.add_argument("--quick", action="store_true", help="a smoke test: seconds, not recorded unless --record")
     p.add_argument(
         "--record", action=argparse.BooleanOptionalAction, default=None, help="append the record (default: full runs)"
@@ -272,6 +278,16 @@ def main(argv=None) -> int:
     p.add_argument("--max-wait", type=float, default=60, help="seconds to wait for a quiet machine at most")
     p.add_argument("--out", type=Path, default=HERE / "out", help="the folder of a benchmark's pages (git-ignored)")
     a, rest = p.parse_known_args(argv)
+    if a.name is None and not a.help:
+        fail("name a benchmark, or list, tables, readme (python -m bench --help)")
+    if a.help:
+        p.print_help()
+        if a.name in BENCHMARKS:
+            own = Parser(prog=f"python -m bench {a.name}", description=BENCHMARKS[a.name].measures)
+            getattr(load(a.name), "options", lambda _: None)(own)
+            print()
+            own.print_help()
+        return 0
     if rest and a.name in ("list", "tables", "readme"):
         fail(f"unrecognized arguments: {' '.join(rest)}")
     if a.name == "list":

@@ -46,6 +46,11 @@ def test_a_slowed_run_is_flagged_against_the_last_record(tmp_path):
     assert "ours_64" in slow.stdout and "REGRESSION" in slow.stdout, slow.stdout
 
 
+def test_help_names_the_runners_options_and_the_benchmarks_own():
+    r = bench("zoo", "--help")
+    assert r.returncode == 0 and "--compare" in r.stdout and "--set KEY=VALUE" in r.stdout and "--envs" in r.stdout
+
+
 def test_compare_and_statistics():
     old = {"figures": {"a": 100.0, "b": 10.0}}
     new = {"figures": {"a": 96.0, "b": 10.2}}
@@ -57,8 +62,9 @@ def test_compare_and_statistics():
     assert lo < 2.0 < hi and hi - lo < 0.4
 
 
-@pytest.mark.parametrize("args, says", [(["nope"], "no benchmark 'nope'"),
-                                        (["planpath_sps", "--compare", "nowhere.json"], "--compare takes last")])  # fmt: skip
+@pytest.mark.parametrize("args, says", [(["nope"], "no benchmark 'nope'"), ([], "name a benchmark"),
+                                        (["planpath_sps", "--compare", "nowhere.json"], "--compare takes last"),
+                                        (["planpath_sps", "--seeds", "1"], "unrecognized arguments: --seeds")])  # fmt: skip
 def test_bad_input_is_one_line_and_exit_2(tmp_path, args, says):
     r = bench(*args, "--records", tmp_path)
     assert r.returncode == 2 and says in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
