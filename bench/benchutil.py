@@ -3,6 +3,8 @@ learning benchmarks, PuffeRL's defaults."""
 
 import ast, configparser, importlib.metadata, json, os, platform, subprocess, sys, time
 
+from pathlib import Path
+
 import numpy as np
 
 RESULT_TAG = "BENCH_RESULT "  # a worker's result line on stdout: this tag + a JSON dict
@@ -121,3 +123,17 @@ def tuned_trainer(spec: str, seed: int, budget: int, ours: dict | None = None, *
     cfg = TrainConfig.from_dict({**tuned, "env": spec, "seed": seed, "device": "cpu", "total_timesteps": budget,
                                  "eval_every": 0, "checkpoint_every": 0, **more})  # fmt: skip
     return PPOTrainer(cfg), {k: v for k, v in cfg.flat().items() if k in tuned}
+
+
+def sweep(work, runs_name: str, *flags) -> tuple:
+    """`workbench sweep` of `work`/space.toml with `flags` into the runs folder `work`/`runs_name`, on the command line
+    (a failure ends the benchmark with its error): (the run store it wrote, its wall seconds)."""
+    from workbench.runs.store import RunStore
+
+    runs, t0 = Path(work) / runs_name, time.time()
+    cmd = [str(Path(sys.executable).parent / "workbench"), "sweep", "--config", str(Path(work) / "space.toml"),
+           *map(str, flags), "--runs-dir", str(runs), "--json", "--quiet"]  # fmt: skip
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise SystemExit(f"workbench sweep {' '.join(map(str, flags))} failed: {r.stderr[-2000:]}")
+    return RunStore(runs), time.time() - t0

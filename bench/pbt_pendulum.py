@@ -14,10 +14,10 @@ Neither anneals the learning rate (PBT is the schedule). The score is each membe
     python -m bench pbt_pendulum --seeds 4 5               # other seeds, recorded beside
 """
 
-import statistics, subprocess, sys, tempfile, time
+import statistics, sys, tempfile
 from pathlib import Path
 
-from benchutil import versions
+from benchutil import sweep, versions
 from runner import make_table
 
 SPACE = """env = "gym:Pendulum-v1"
@@ -37,49 +37,20 @@ gae_lambda = { distribution = "logit_normal", min = 0.6, max = 0.99 }
 clip_coef = { distribution = "uniform", min = 0.05, max = 0.4 }
 ent_coef = { distribution = "log_normal", min = 1e-5, max = 1e-2 }
 """
-WORKBENCH = str(Path(sys.executable).parent / "workbench")
 
 
 def train_population(seed: int, rounds: int, population: int, max_parallel: int, work: Path) -> dict:
     "One population (PBT with `rounds`; 1: fixed settings): its members' final scores and the lineage."
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from workbench.runs.store import RunStore
-
-    runs = work / f"r{rounds}-s{seed}"
-    t0 = time.time()
-    cmd = [
-        WORKBENCH,
-        "sweep",
-        "--config",
-        str(work / "space.toml"),
-        "--method",
-        "pbt",
-        "--sweep-seed",
-        str(seed),
-        "--population",
-        str(population),
-        "--rounds",
-        str(rounds),
-        "--max-parallel",
-        str(max_parallel),
-        "--runs-dir",
-        str(runs),
-        "--json",
-        "--quiet",
-    ]
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode != 0:
-        raise SystemExit(f"pbt seed {seed} rounds {rounds} failed: {r.stderr[-2000:]}")
-    store = RunStore(runs)
-    sweep = store.sweeps()[0]
-    members = store.trials(sweep["id"])
-    lineage = store.lineage(sweep["id"])
+    flags = ["--method", "pbt", "--sweep-seed", seed, "--population", population, "--rounds", rounds]
+    store, wall = sweep(work, f"r{rounds}-s{seed}", *flags, "--max-parallel", max_parallel)
+    sweep_id = store.sweeps()[0]["id"]
+    members, lineage = store.trials(sweep_id), store.lineage(sweep_id)
     final = {m["id"]: [e for e in lineage if e["member"] == m["id"]][-1]["score"] for m in members}
     first = {m["id"]: store.get_run(m["run_id"])["config"]["ppo"] for m in members}
     return {
         "seed": seed,
         "rounds": rounds,
-        "wall_s": time.time() - t0,
+        "wall_s": wall,
         "final": final,
         "lineage": [{k: e[k] for k in ("round", "member", "parent", "parameters", "score")} for e in lineage],
         "drawn": {

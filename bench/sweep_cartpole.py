@@ -17,12 +17,12 @@ a core with the trial being timed. The sweep's wall time (the strategy's thinkin
 Writes the chart of the best time to solve found against trials to sweep_cartpole.html in the runner's `--out`.
 """
 
-import html, math, statistics, subprocess, sys, tempfile, time
+import html, math, statistics, sys, tempfile
 from pathlib import Path
 
 import numpy as np
 
-from benchutil import versions
+from benchutil import sweep, versions
 from runner import make_table
 
 SPACE = """env = "gym:CartPole-v1"
@@ -68,41 +68,12 @@ min = 8
 max = 128
 mean = 32
 """
-WORKBENCH = str(Path(sys.executable).parent / "workbench")
 
 
 def run_sweep(method: str, seed: int, trials: int, parallel: int, work: Path) -> dict:
     "One sweep through the command line; its trials from the store."
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from workbench.runs.store import RunStore
-
-    runs = work / f"{method}-{seed}"
-    t0 = time.time()
-    r = subprocess.run(
-        [
-            WORKBENCH,
-            "sweep",
-            "--config",
-            str(work / "space.toml"),
-            "--method",
-            method,
-            "--sweep-seed",
-            str(seed),
-            "--trials",
-            str(trials),
-            "--max-parallel",
-            str(parallel),
-            "--runs-dir",
-            str(runs),
-            "--json",
-            "--quiet",
-        ],
-        capture_output=True,
-        text=True,
-    )
-    if r.returncode != 0:
-        raise SystemExit(f"sweep {method} {seed} failed: {r.stderr[-2000:]}")
-    store = RunStore(runs)
+    flags = ["--method", method, "--sweep-seed", seed, "--trials", trials, "--max-parallel", parallel]
+    store, wall = sweep(work, f"{method}-{seed}", *flags)
     row = store.sweeps()[0]
     out = [
         {
@@ -115,7 +86,7 @@ def run_sweep(method: str, seed: int, trials: int, parallel: int, work: Path) ->
         }
         for t in store.trials(row["id"])
     ]
-    return {"method": method, "seed": seed, "wall_s": time.time() - t0, "trials": out}
+    return {"method": method, "seed": seed, "wall_s": wall, "trials": out}
 
 
 def best_curve(trials: list) -> list:
