@@ -1,37 +1,11 @@
-"""Helpers shared by the benchmark scripts: worker subprocesses, a busy-machine check, the greedy evaluation of the
-learning benchmarks, PuffeRL's defaults."""
+"""Helpers shared by the benchmark scripts: a busy-machine check, versions, the greedy evaluation and our trainer of the
+learning benchmarks, sweeps on the command line, PuffeRL's defaults (fresh worker processes: `runner.fresh`)."""
 
-import ast, configparser, importlib.metadata, json, os, platform, subprocess, sys, time
+import ast, configparser, importlib.metadata, os, platform, subprocess, sys, time
 
 from pathlib import Path
 
 import numpy as np
-
-RESULT_TAG = "BENCH_RESULT "  # a worker's result line on stdout: this tag + a JSON dict
-
-
-def print_result(result: dict):
-    "End a worker: print its result line and exit at once (PuffeRL leaves a monitoring thread running)."
-    sys.stdout.flush()
-    print(RESULT_TAG + json.dumps(result), flush=True)
-    os._exit(0)
-
-
-def run_worker(script: str, argv: list, timeout: float | None = None) -> dict:
-    "Run `python script argv...` in a fresh process; return the dict it printed (or an 'error' entry)."
-    cmd = [sys.executable, os.path.abspath(script), *map(str, argv)]
-    try:
-        proc = subprocess.run(
-            cmd, capture_output=True, text=True, env=dict(os.environ, PYTHONWARNINGS="ignore"), timeout=timeout
-        )
-    except subprocess.TimeoutExpired as e:
-        print(str(e.stdout or "")[-3000:], str(e.stderr or "")[-3000:], sep="\n", file=sys.stderr)
-        return {"error": f"worker timed out after {timeout:.0f} s"}
-    lines = [l for l in proc.stdout.splitlines() if l.startswith(RESULT_TAG)]
-    if proc.returncode or not lines:
-        print(proc.stdout[-3000:], proc.stderr[-3000:], sep="\n", file=sys.stderr)
-        return {"error": f"worker exited with {proc.returncode}"}
-    return json.loads(lines[-1][len(RESULT_TAG) :])
 
 
 def _cpu_times():

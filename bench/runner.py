@@ -195,6 +195,13 @@ class Parser(argparse.ArgumentParser):
         fail(message)
 
 
+def own_options(name: str, module) -> Parser:
+    "The parser of benchmark `name`'s own options (`module.options`, where it has any)."
+    own = Parser(prog=f"python -m bench {name}", description=BENCHMARKS[name].measures)
+    getattr(module, "options", lambda _: None)(own)
+    return own
+
+
 def fmt(x: float) -> str:
     return f"{x:,.0f}" if abs(x) >= 1000 else f"{x:.4g}"
 
@@ -283,10 +290,8 @@ def main(argv=None) -> int:
     if a.help:
         p.print_help()
         if a.name in BENCHMARKS:
-            own = Parser(prog=f"python -m bench {a.name}", description=BENCHMARKS[a.name].measures)
-            getattr(load(a.name), "options", lambda _: None)(own)
             print()
-            own.print_help()
+            own_options(a.name, load(a.name)).print_help()
         return 0
     if rest and a.name in ("list", "tables", "readme"):
         fail(f"unrecognized arguments: {' '.join(rest)}")
@@ -307,10 +312,7 @@ def main(argv=None) -> int:
     module = load(a.name)
     from benchutil import wait_for_quiet
 
-    own = Parser(prog=f"python -m bench {a.name}")
-    if hasattr(module, "options"):
-        module.options(own)
-    kwargs = vars(own.parse_args(rest))  # (a flag of neither parser: one line, exit 2)
+    kwargs = vars(own_options(a.name, module).parse_args(rest))  # (a flag of neither parser: one line, exit 2)
     takes = inspect.signature(module.run).parameters
     if "out" in takes:
         kwargs["out"] = a.out
