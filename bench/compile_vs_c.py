@@ -29,15 +29,16 @@ The first update's seconds are reported apart: for the compiled modes, about the
 inductor cache of its own (`TORCHINDUCTOR_CACHE_DIR`, fresh), so every compile is a cold one. Dynamo's graph breaks
 and graph counts are reported for the compiled modes.
 
-    python bench/compile_vs_c.py --json bench/out/compile_vs_c.json            # 48 runs, ~20 min
-    python bench/compile_vs_c.py --pure-lstm --seconds 4 --max-wait 5          # RESULTS.md section 16 (56 runs;
+    python -m bench compile_vs_c                                   # 48 runs, ~20 min, recorded
+    python -m bench compile_vs_c --pure-lstm --seconds 4 --max-wait 5   # RESULTS.md section 16 (56 runs;
                                   # the cartpole LSTM's compile+act-nokern alone compiles for ~5 min)
-    python bench/compile_vs_c.py --jobs trading --policies mlp --threads 1 --seconds 2 --tiny   # a smoke test
+    python -m bench compile_vs_c --quick                           # a smoke test: trading, tiny sizes, c and torch
 """
 
-import argparse, json, os, statistics, subprocess, sys, tempfile, time
+import os, statistics, sys, tempfile, time
 
-from benchutil import versions, wait_for_quiet
+from benchutil import versions
+from runner import fresh, make_table
 
 JOBS = {
     "cartpole": {
@@ -48,7 +49,7 @@ JOBS = {
     "trading": {"env": "trading", "num_envs": 64, "num_steps": 32, "num_minibatches": 4, "update_epochs": 4,
                 "learning_rate": 3e-4},
 }  # fmt: skip
-TINY = {"num_envs": 8, "num_steps": 8, "num_minibatches": 2, "update_epochs": 1}  # --tiny: a smoke test's sizes
+TINY = {"num_envs": 8, "num_steps": 8, "num_minibatches": 2, "update_epochs": 1}  # --quick: a smoke test's sizes
 POLICIES = ("mlp", "lstm", "transformer")
 MODES = ("c", "torch", "compile", "compile+act")
 PURE = ("torch-nokern", "compile+act-nokern")  # --pure-lstm: the LSTM's torch runs without lstm_scan.c
@@ -78,7 +79,11 @@ def compiled_act(learner):
 
 
 def worker(spec: dict) -> dict:
-    "One run in this (fresh) process: build the trainer, warm up, time the steady updates."
+    "One run in this (fresh) process (`runner.fresh`): build the trainer, warm up, time the steady updates."
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = spec["cache"]  # (before torch and workbench are imported here)
+    os.environ.pop("WORKBENCH_KERNELS", None)
+    if spec["mode"].endswith("-nokern"):
+        os.environ["WORKBENCH_KERNELS"] = "0"
     import torch
     from torch._dynamo.utils import counters
 
@@ -123,110 +128,90 @@ def worker(spec: dict) -> dict:
     return out
 
 
-def run(spec: dict) -> dict:
+def one(spec: dict) -> dict:
     "One run in a fresh process, with a fresh inductor cache."
     with tempfile.TemporaryDirectory(prefix="compile-vs-c-") as cache:
-        env = dict(os.environ, PYTHONWARNINGS="ignore", TORCHINDUCTOR_CACHE_DIR=cache)
-        env.pop("WORKBENCH_KERNELS", None)
-        if spec["mode"].endswith("-nokern"):
-            env["WORKBENCH_KERNELS"] = "0"
-        p = subprocess.run(
-            [sys.executable, os.path.abspath(__file__), "--worker", json.dumps(spec)],
-            capture_output=True, text=True, env=env,
-        )  # fmt: skip
-    lines = [line for line in p.stdout.splitlines() if line.startswith("{")]
-    if p.returncode or not lines:
-        tail = [line for line in p.stderr.strip().splitlines() if line.strip()][-3:]
-        return {"error": " | ".join(tail)[-400:] or f"exit {p.returncode}"}
-    return json.loads(lines[-1])
+        return fresh("compile_vs_c", "worker", spec=dict(spec, cache=cache))
 
 
-def cases(args):
+def cases(jobs, policies, threads, modes, pure_lstm, sizes, warmup, seconds) -> list:
     "Every run, in the order they run: the modes of a case together, their order rotated from case to case."
     out, k = [], 0
-    for job in args.jobs:
-        for policy in args.policies:
-            for threads in args.threads:
-                modes = list(args.modes) + (
-                    [m for m in PURE if m[:-7] in args.modes] if args.pure_lstm and policy == "lstm" else []
-                )
-                modes = modes[k % len(modes) :] + modes[: k % len(modes)]
+    for job in jobs:
+        for policy in policies:
+            for t in threads:
+                ms = list(modes) + ([m for m in PURE if m[:-7] in modes] if pure_lstm and policy == "lstm" else [])
+                ms = ms[k % len(ms) :] + ms[: k % len(ms)]
                 k += 1
-                for mode in modes:
-                    config = {**JOBS[job], "policy": policy, **(TINY if args.tiny else {})}
-                    out.append({"job": job, "policy": policy, "threads": threads, "mode": mode, "config": config,
-                                "warmup": args.warmup, "seconds": args.seconds})  # fmt: skip
+                for mode in ms:
+                    out.append({"job": job, "policy": policy, "threads": t, "mode": mode, "warmup": warmup,
+                                "seconds": seconds, "config": {**JOBS[job], "policy": policy, **sizes}})  # fmt: skip
     return out
 
 
-def load() -> str:
-    with open("/proc/loadavg") as f:
-        return " ".join(f.read().split()[:3])
+def options(p):
+    p.add_argument("--jobs", nargs="+", choices=list(JOBS), default=list(JOBS))
+    p.add_argument("--policies", nargs="+", choices=POLICIES, default=list(POLICIES))
+    p.add_argument("--threads", type=int, nargs="+", default=[1, 2], help="torch threads (the kernels' follow it)")
+    p.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES))
+    p.add_argument("--pure-lstm", action="store_true", help="the LSTM's torch runs also without WORKBENCH_KERNELS")
+    p.add_argument("--warmup", type=int, default=2, help="updates left out of steps/s (compilation is in the 1st)")
+    p.add_argument("--seconds", type=float, default=6.0, help="time at least this long after the warm-up")
 
 
-def table(results: list, args) -> None:
-    modes = [m for m in (*MODES, *PURE) if any(r["mode"] == m for r in results)]
-    print("\n| job | policy | threads | " + " | ".join(modes) + " | best torch | best torch / C |")
-    print("|---|---|---:|" + "---:|" * len(modes) + "---|---:|")
-    by = {(r["job"], r["policy"], r["threads"], r["mode"]): r for r in results}
-    for job in args.jobs:
-        for policy in args.policies:
-            for threads in args.threads:
-                runs = {m: by.get((job, policy, threads, m)) for m in modes}
-                row = {m: r.get("sps") if r else None for m, r in runs.items()}
-                torch_modes = {m: s for m, s in row.items() if m != "c" and s}
-                best = max(torch_modes, key=torch_modes.get) if torch_modes else None
-                ratio = f"{torch_modes[best] / row['c']:.2f}" if best and row.get("c") else "-"
-                cells = " | ".join(f"{row[m]:,.0f}" if row[m] else "failed" if runs[m] else "-" for m in modes)
-                print(f"| {job} | {policy} | {threads} | {cells} | {best} | {ratio} |")
-    print("\nFirst update's seconds (compilation) and steady update's ms, compiled modes:")
-    for r in results:
-        if "graphs" in r:
-            print(f"  {r['job']:<8} {r['policy']:<11} threads {r['threads']} {r['mode']:<18} "
-                  f"{r['first_update_s']:6.1f} s, then {r['update_s'] * 1e3:7.1f} ms; "
-                  f"{r['graph_breaks']} graph breaks, {r['graphs']} graphs")  # fmt: skip
+def key(r: dict, mode: str = "") -> str:
+    return f"{r['job']}_{r['policy']}_t{r['threads']}" + (f"_{mode}" if mode else "")
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--jobs", nargs="+", choices=list(JOBS), default=list(JOBS))
-    ap.add_argument("--policies", nargs="+", choices=POLICIES, default=list(POLICIES))
-    ap.add_argument("--threads", type=int, nargs="+", default=[1, 2], help="torch threads (the kernels' follow it)")
-    ap.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES))
-    ap.add_argument("--pure-lstm", action="store_true", help="the LSTM's torch runs also without lstm_scan.c")
-    ap.add_argument("--warmup", type=int, default=2, help="updates left out of steps/s (compilation is in the 1st)")
-    ap.add_argument("--seconds", type=float, default=6.0, help="time at least this long after the warm-up")
-    ap.add_argument("--tiny", action="store_true", help="tiny sizes: a smoke test")
-    ap.add_argument("--max-busy", type=float, default=0.15, help="wait until other processes use less than this ...")
-    ap.add_argument("--max-wait", type=float, default=20.0, help="... for at most this many seconds")
-    ap.add_argument("--json", help="also write the results to this file")
-    ap.add_argument("--worker", help=argparse.SUPPRESS)
-    args = ap.parse_args()
-    if args.worker:
-        print(json.dumps(worker(json.loads(args.worker))), flush=True)
-        return
-    print(f"# compile vs C; {versions('torch')}; load {load()}", flush=True)
-    results = []
-    for spec in cases(args):
-        busy = wait_for_quiet(args.max_busy, args.max_wait)
-        r = {**{k: spec[k] for k in ("job", "policy", "threads", "mode")}, "busy_before": busy, "load": load()}
-        r.update(run(spec))
-        results.append(r)
+FIGURES = {f"{j}_{p}_t{t}_{m}": "higher" for j in JOBS for p in POLICIES for t in (1, 2) for m in (*MODES, *PURE)}
+
+
+def run(quick=False, jobs=tuple(JOBS), policies=POLICIES, threads=(1, 2), modes=MODES, pure_lstm=False, warmup=2,
+        seconds=6.0, quiet=lambda: 0.0) -> dict:  # fmt: skip
+    sizes = {}
+    if quick:  # tiny sizes, the trading MLP on one thread, C against eager torch
+        jobs, policies, threads, modes, warmup, seconds, sizes = ["trading"], ["mlp"], [1], ["c", "torch"], 1, 0.5, TINY
+    raw, figures = [], {}
+    for spec in cases(jobs, policies, threads, modes, pure_lstm, sizes, warmup, seconds):
+        busy = quiet()
+        r = {**{k: spec[k] for k in ("job", "policy", "threads", "mode")}, "busy_before": round(busy, 3), **one(spec)}
+        raw.append(r)
         what = f"{r['job']:<8} {r['policy']:<11} threads {r['threads']} {r['mode']:<18}"
         if "error" in r:
             print(f"  {what} failed: {r['error']}", flush=True)
             continue
+        figures[key(r, r["mode"])] = round(r["sps"])
         extra = f", {r['graph_breaks']} graph breaks, {r['graphs']} graphs" if "graphs" in r else ""
         print(f"  {what} {r['sps']:>10,.0f} steps/s ({r['updates']} updates; 1st update {r['first_update_s']:.1f} s, "
-              f"then {r['update_s'] * 1e3:.0f} ms{extra}) [{r['learner']}; other load {busy:.0%}, "
-              f"loadavg {r['load']}]", flush=True)  # fmt: skip
+              f"then {r['update_s'] * 1e3:.0f} ms{extra}) [{r['learner']}; other load {busy:.0%}]", flush=True)  # fmt: skip
         for reason in r.get("break_reasons", []):
             print(f"      break: {reason}", flush=True)
-    table(results, args)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"versions": versions("torch"), "args": vars(args), "results": results}, f, indent=1)
+    settings = {"jobs": list(jobs), "policies": list(policies), "threads": list(threads), "modes": list(modes),
+                "pure_lstm": pure_lstm, "warmup": warmup, "seconds": seconds, "sizes": sizes}  # fmt: skip
+    return {"settings": settings, "figures": figures, "raw": raw, "versions": versions("torch")}
 
 
-if __name__ == "__main__":
-    main()
+def table(records: list) -> str:
+    "A row a case of each full run: steps/s of each mode, and the best torch mode's share of C's."
+    modes = (*MODES, *PURE)
+
+    def cells(rec):
+        f, s, rows = rec["figures"], rec["settings"], []
+        for job in s["jobs"]:
+            for policy in s["policies"]:
+                for t in s["threads"]:
+                    case = {"job": job, "policy": policy, "threads": t}
+                    sps = {m: f.get(key(case, m)) for m in modes}
+                    torch_modes = {m: v for m, v in sps.items() if m != "c" and v}
+                    best = max(torch_modes, key=torch_modes.get) if torch_modes else None
+                    ratio = f"{torch_modes[best] / sps['c']:.2f} (`{best}`)" if best and sps["c"] else "-"
+                    rows.append([job, policy, str(t), *(f"{v:,}" if v else "-" for v in sps.values()), ratio])
+        return rows
+
+    return make_table(["job", "policy", "threads", *(f"`{m}`" for m in modes), "best torch / C"], records, cells)
+
+
+if __name__ == "__main__":  # (the same as `python -m bench compile_vs_c`)
+    from runner import main
+
+    sys.exit(main(["compile_vs_c", *sys.argv[1:]]))

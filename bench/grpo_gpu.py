@@ -21,11 +21,13 @@ In bf16 on CUDA. Parts, each in a process of its own (peak memory is each one's)
   samples from a bf16 copy of the weights); `ours-off`: ours one step off-policy (the next step's samples generated
   beside this step's update).
 
-    python bench/grpo_gpu.py                           # on a GPU: all of it (tools/gpu/grpo.sh runs it there)
-    python bench/grpo_gpu.py --cpu --tiny              # the same parts on a CPU with a tiny model, in under a minute
+    python -m bench grpo_gpu                           # on a GPU: all of it (tools/gpu/grpo.sh runs it there)
+    python -m bench grpo_gpu --quick                   # --cpu --tiny: the same parts on a CPU with a tiny model, ~1 min
 """
 
-import argparse, itertools, json, os, re, subprocess, sys, tempfile, time
+import itertools, json, sys, tempfile, time, types
+
+from runner import fresh, make_table
 
 QWEN_05B = dict(hidden_size=896, num_hidden_layers=24, num_attention_heads=14, num_key_value_heads=2, intermediate_size=4864,
                 vocab_size=151936, max_position_embeddings=32768, rope_theta=1e6, tie_word_embeddings=True)  # fmt: skip
@@ -251,40 +253,18 @@ def trl(a) -> dict:
     }  # our judges, as TRL logged them
 
 
-def worker(a) -> dict:
-    if (
-        a.device == "cpu"
-    ):  # one thread each, as bench/grpo_throughput.py: the same footing, and CI's 2 cores not oversubscribed
+def worker(**kw) -> dict:
+    "One part in this (fresh) process (`runner.fresh`)."
+    a = types.SimpleNamespace(**kw)
+    if a.device == "cpu":  # one thread each, as grpo_throughput: the same footing, and CI's 2 cores not oversubscribed
         import torch
 
         torch.set_num_threads(1)
-    if a.worker == "ours-off":
-        a.off_policy = True
+    a.off_policy = a.worker == "ours-off"
     return {"decode": decode, "logp": logp, "ours": ours, "ours-off": ours, "trl": trl}[a.worker](a)
 
 
-def run_part(a, part: str, timeout: float) -> dict:
-    cli = [sys.executable, __file__, "--worker", part, "--folder", a.folder, "--device", a.device, "--dtype", a.dtype,
-           "--batch", str(a.batch), "--tokens", str(a.tokens), "--prompts", str(a.prompts), "--group", str(a.group),
-           "--steps", str(a.steps), "--generator", a.generator, "--micro-batch", str(a.micro_batch),
-           "--backends", *a.backends] + (["--tiny"] if a.tiny else [])  # fmt: skip
-    t0 = time.perf_counter()
-    try:
-        r = subprocess.run(
-            cli, capture_output=True, text=True, timeout=timeout, env={**os.environ, "TRANSFORMERS_VERBOSITY": "error"}
-        )
-    except subprocess.TimeoutExpired:
-        return {"part": part, "error": f"past its {timeout:.0f} s"}
-    line = next((x for x in reversed(r.stdout.splitlines()) if x.startswith("RESULT ")), None)
-    if line is None:  # the error's line, and the traceback's last frames to find where it came from
-        err = [x for x in r.stderr.strip().splitlines() if "Warning" not in x] or ["?"]
-        frames = [x.strip() for x in err if x.strip().startswith("File ") and not re.search(r"pickle\.py|_dill\.py", x)]
-        return {"part": part, "error": err[-1][:300], "trace": "\n".join(frames[-12:])[-3000:]}
-    return {**json.loads(line[7:]), "wall_s": round(time.perf_counter() - t0, 1)}
-
-
-def main():
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def options(p):
     p.add_argument("--cpu", action="store_true", help="run on the CPU (with --tiny: a CI-sized check of every part)")
     p.add_argument("--tiny", action="store_true", help="a tiny model of the same kind, and small batches")
     p.add_argument("--model", help="a model folder or hub id instead of the random 0.5B-shaped one")
@@ -298,18 +278,60 @@ def main():
     p.add_argument("--backends", nargs="+", default=["loop", "compiled", "vllm"])
     p.add_argument("--parts", default="decode,logp,ours,trl,ours-off")
     p.add_argument("--budget", type=float, default=420, help="seconds for all parts; each part gets what is left")
-    p.add_argument("--json", help="append each part's result to this file as it comes")
-    p.add_argument("--off-policy", action="store_true", help=argparse.SUPPRESS)
-    p.add_argument("--worker", help=argparse.SUPPRESS)
-    p.add_argument("--folder", help=argparse.SUPPRESS)
-    p.add_argument("--device", default=None, help=argparse.SUPPRESS)
-    p.add_argument("--dtype", default=None, help=argparse.SUPPRESS)
-    a = p.parse_args()
-    a.device = a.device or ("cpu" if a.cpu else "cuda")
-    a.dtype = a.dtype or ("float32" if a.device == "cpu" else "bfloat16")
-    if a.worker:
-        print("RESULT " + json.dumps(worker(a)), flush=True)
-        return
+
+
+HIGHER, LOWER = "higher", "lower"
+FIGURES = {
+    **{
+        f"decode_{b}_{k}": d
+        for b in ("loop", "compiled", "vllm")
+        for k, d in (("tokens_per_s", HIGHER), ("peak_gib", LOWER))
+    },
+    **{f"logp_{w}_{k}": LOWER for w in ("packed", "padded") for k in ("seconds", "peak_gib")},
+    **{
+        f"{t}_{k}": d
+        for t in ("ours", "ours_off", "trl")
+        for k, d in (("updates_per_min", HIGHER), ("peak_gib", LOWER))
+    },
+    "ours_over_trl": HIGHER,
+}
+TRAINERS = {"workbench": "ours", "workbench-off-policy": "ours_off", "trl": "trl"}
+
+
+def figures_of(results: list) -> dict:
+    "The record's figures from the parts' results (a failed part gives none)."
+    f = {}
+    for r in results:
+        if r.get("part") == "decode":
+            for b in ("loop", "compiled", "vllm"):
+                f |= {
+                    f"decode_{b}_{k}": v for k in ("tokens_per_s", "peak_gib") if (v := r.get(b, {}).get(k)) is not None
+                }
+            if "compiled_agrees" in r:
+                f["compiled_agrees"] = r["compiled_agrees"]
+        elif r.get("part") == "logp" and "packed" in r:
+            f |= {
+                f"logp_{w}_{k}": v
+                for w in ("packed", "padded")
+                for k in ("seconds", "peak_gib")
+                if (v := r[w].get(k)) is not None
+            }
+            f["logp_max_abs_diff_nats"] = r["max_abs_diff_nats"]
+        elif r.get("part") == "grpo" and "updates_per_min" in r:
+            f |= {
+                f"{TRAINERS[r['trainer']]}_{k}": r[k] for k in ("updates_per_min", "peak_gib") if r.get(k) is not None
+            }
+    if "ours_updates_per_min" in f and "trl_updates_per_min" in f:
+        f["ours_over_trl"] = round(f["ours_updates_per_min"] / f["trl_updates_per_min"], 3)
+    return f
+
+
+def run(quick=False, **kw) -> dict:
+    a = types.SimpleNamespace(**kw)
+    if quick:  # every part on the CPU with a tiny model (what `make test` runs)
+        a.cpu, a.tiny, a.budget = True, True, min(a.budget, 240)
+    a.device = "cpu" if a.cpu else "cuda"
+    a.dtype = "float32" if a.device == "cpu" else "bfloat16"
     if a.tiny:
         a.batch, a.tokens, a.prompts, a.group, a.steps, a.micro_batch = min(a.batch, 8), min(a.tokens, 24), 2, 4, 2, 4
     import importlib.util
@@ -323,45 +345,43 @@ def main():
         a.folder = str(model_folder(a.model))
     else:
         a.folder = make_model(tempfile.mkdtemp(prefix="grpo-gpu-"), TINY if a.tiny else QWEN_05B)
-    print(f"model ready in {time.perf_counter() - t0:.0f} s: {a.model or ('tiny' if a.tiny else 'Qwen2.5-0.5B-shaped, random')}",
-          flush=True)  # fmt: skip
-    todo, results = [x for x in a.parts.split(",") if x], []
-    for part in todo:
+    what = a.model or ("tiny" if a.tiny else "Qwen2.5-0.5B-shaped, random")
+    print(f"model ready in {time.perf_counter() - t0:.0f} s: {what}", flush=True)
+    results = []
+    for part in [x for x in a.parts.split(",") if x]:
         left = a.budget - (time.perf_counter() - t0)
         if left < 10:
             print(f"{part}: skipped, out of time", flush=True)
             continue
-        r = run_part(a, part, left)
+        t = time.perf_counter()
+        r = fresh("grpo_gpu", "worker", timeout=left, **{**vars(a), "worker": part})
+        r = {"part": part, **r} if "error" in r else {**r, "wall_s": round(time.perf_counter() - t, 1)}
         results.append(r)
-        print(json.dumps(r), flush=True)
-        if a.json:
-            with open(a.json, "a") as f:
-                f.write(json.dumps({**r, "device": a.device}) + "\n")
-    rate = {
-        b: r[b]["tokens_per_s"]
-        for r in results
-        if r.get("part") == "decode"
-        for b in a.backends
-        if "tokens_per_s" in r.get(b, {})
-    }
-    grpo = {r["trainer"]: r["updates_per_min"] for r in results if r.get("part") == "grpo" and "updates_per_min" in r}
-    for r in results:
-        if r.get("part") == "logp" and "packed" in r:
-            print(
-                f"log-probability pass: packed {r['packed']['seconds']} s, peak {r['packed']['peak_gib']} GiB; padded "
-                f"{r['padded']['seconds']} s, peak {r['padded']['peak_gib']} GiB; largest difference "
-                f"{r['max_abs_diff_nats']:.2e} nats"
-            )
-    if "loop" in rate:
-        print(
-            "decode tokens/s: " + ", ".join(f"{b} {v:,.0f} ({v / rate['loop']:.1f}x the loop)" for b, v in rate.items())
-        )
-    if "workbench" in grpo and "trl" in grpo:
-        print(
-            f"GRPO updates/min: workbench {grpo['workbench']}, TRL {grpo['trl']} ({grpo['workbench'] / grpo['trl']:.2f}x)"
-            + (f"; one step off-policy {grpo['workbench-off-policy']}" if "workbench-off-policy" in grpo else "")
-        )
+        print(json.dumps(r), flush=True)  # (each part as it comes: a run cut short keeps them in its log)
+    settings = {k: v for k, v in vars(a).items() if k not in ("budget", "folder")}
+    return {"settings": settings, "figures": figures_of(results), "raw": results}
 
 
-if __name__ == "__main__":
-    main()
+def table(records: list) -> str:
+    "A row a full run: the decoders' tokens/s, GRPO's updates/min (ours, TRL's, their ratio) and peak memory."
+
+    def cells(rec):
+        f, n = rec["figures"], rec["settings"]
+
+        def g(k, fmt="{:,.0f}"):
+            return fmt.format(f[k]) if k in f else "-"
+
+        model = n.get("model") or ("tiny" if n["tiny"] else "Qwen2.5-0.5B-shaped")
+        return [[f"{model}, {n['device']}, {n['dtype']}", f"{n['batch']} x {n['tokens']}", g("decode_loop_tokens_per_s"),
+                 g("decode_compiled_tokens_per_s"), f"{n['prompts']} x G {n['group']}", g("ours_updates_per_min", "{:.2f}"),
+                 g("trl_updates_per_min", "{:.2f}"), g("ours_over_trl", "**{:.2f}**"),
+                 f"{g('ours_peak_gib', '{:.1f}')} / {g('trl_peak_gib', '{:.1f}')}"]]  # fmt: skip
+
+    return make_table(["model", "decode rows x tokens", "loop tokens/s", "compiled tokens/s", "GRPO tasks x group",
+                       "ours updates/min", "TRL", "ours / TRL", "GiB ours / TRL"], records, cells)  # fmt: skip
+
+
+if __name__ == "__main__":  # (the same as `python -m bench grpo_gpu`)
+    from runner import main
+
+    sys.exit(main(["grpo_gpu", *sys.argv[1:]]))

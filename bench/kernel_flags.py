@@ -16,12 +16,15 @@ steps/s of each and the ratio new / old.
 minibatch's loss and gradient (`loss_grad`) on the same shapes, the builds alternating call by call, each call in
 its thread's CPU time (which a process waiting for a shared core does not accrue); the median of each.
 
-    python bench/kernel_flags.py                     # 5 repeats, torch on 1 thread
-    python bench/kernel_flags.py --repeats 3 --cartpole-steps 500000 --trading-steps 100000
-    python bench/kernel_flags.py --calls 400         # the kernels' calls alone
+    python -m bench kernel_flags                     # 5 repeats, torch on 1 thread
+    python -m bench kernel_flags --repeats 3 --cartpole-steps 500000 --trading-steps 100000
+    python -m bench kernel_flags --calls 400         # the kernels' calls alone
+    python -m bench kernel_flags --quick             # a smoke test: a short trading run of each build
 """
 
-import argparse, json, os, statistics, subprocess, sys
+import os, statistics, sys, tempfile
+
+from runner import bootstrap_ratio, fresh, interval, make_table
 
 OLD_FLAGS = ("-O3", "-ffast-math", "-fopenmp-simd", "-march=native", "-fPIC")
 CASES = {
@@ -38,32 +41,27 @@ CASES = {
     },
 }  # fmt: skip
 
-# In the child: the flags set before anything is built, every kernel built (else the run would time torch), a run.
-CHILD = """
-import json, sys
-import workbench.kernels.build as build
-flags, config = json.loads(sys.argv[1]), json.loads(sys.argv[2])
-if flags != "new": build.KERNEL_FLAGS = tuple(flags)
-from workbench.kernels.lstm import lstm_ppo_kernels
-from workbench.kernels.ppo import ppo_kernels
-from workbench.kernels.transformer import tf_ppo_kernels
-assert all(k() is not None for k in (ppo_kernels, lstm_ppo_kernels, tf_ppo_kernels)), "no kernels"
-if config is None: sys.exit(0)
-from workbench.train.config import TrainConfig
-from workbench.train.ppo import PPOTrainer
-print(json.dumps(PPOTrainer(TrainConfig.from_dict(config)).fit()["sps"]))
-"""
 
+def child(flags, config) -> dict:
+    """In a fresh process (`runner.fresh`): the flags set before anything is built, every kernel built (else the run
+    would time torch), a run."""
+    os.environ.pop("WORKBENCH_KERNELS", None)
+    import workbench.kernels.build as build
 
-def run(flags, config) -> float | None:
-    env = dict(os.environ, PYTHONWARNINGS="ignore")
-    env.pop("WORKBENCH_KERNELS", None)
-    p = subprocess.run(
-        [sys.executable, "-c", CHILD, json.dumps(flags), json.dumps(config)], capture_output=True, text=True, env=env
-    )
-    if p.returncode:
-        sys.exit(f"run failed: {p.stderr.strip()[-2000:]}")
-    return float(p.stdout.strip().splitlines()[-1]) if config else None
+    if flags != "new":
+        build.KERNEL_FLAGS = tuple(flags)
+    from workbench.kernels.lstm import lstm_ppo_kernels
+    from workbench.kernels.ppo import ppo_kernels
+    from workbench.kernels.transformer import tf_ppo_kernels
+
+    if not all(k() is not None for k in (ppo_kernels, lstm_ppo_kernels, tf_ppo_kernels)):
+        raise RuntimeError(f"the kernels were not built with {flags} flags")
+    if config is None:
+        return {}
+    from workbench.train.config import TrainConfig
+    from workbench.train.ppo import PPOTrainer
+
+    return {"sps": PPOTrainer(TrainConfig.from_dict(config)).fit()["sps"]}
 
 
 def time_calls(calls: int) -> dict:
@@ -93,7 +91,7 @@ def time_calls(calls: int) -> dict:
             for cls, (unit, declare_unit) in units.items():
                 lib, why = build.build_kernel(build.SOURCES / unit)
                 if lib is None:
-                    sys.exit(f"{unit} not built with the {name} flags: {why}")
+                    raise RuntimeError(f"{unit} not built with the {name} flags: {why}")
                 declare_unit(lib)
                 libs[name, cls] = lib
         finally:
@@ -136,44 +134,92 @@ def time_calls(calls: int) -> dict:
     return out
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--repeats", type=int, default=5, help="runs of each build for each case")
-    ap.add_argument("--cartpole-steps", type=int, default=1_000_000)
-    ap.add_argument("--trading-steps", type=int, default=200_000)
-    ap.add_argument("--threads", type=int, default=1, help="torch threads (the kernels' threads follow it)")
-    ap.add_argument("--runs-dir", default="/tmp/kernel_flags_runs")
-    ap.add_argument("--calls", type=int, help="time this many calls of each kernel (in-process) instead of runs")
-    ap.add_argument("--json", help="also write the runs to this file")
-    args = ap.parse_args()
-    if args.calls:
-        out = time_calls(args.calls)
-        if args.json:
-            with open(args.json, "w") as f:
-                json.dump({"args": vars(args), "old_flags": OLD_FLAGS, "calls_us": out}, f, indent=1)
-        return
+def options(p):
+    p.add_argument("--repeats", type=int, default=5, help="runs of each build for each case")
+    p.add_argument("--cartpole-steps", type=int, default=1_000_000)
+    p.add_argument("--trading-steps", type=int, default=200_000)
+    p.add_argument("--threads", type=int, default=1, help="torch threads (the kernels' threads follow it)")
+    p.add_argument(
+        "--calls", type=int, default=0, help="time this many calls of each kernel (in-process) instead of runs"
+    )
+
+
+def slug(case: str) -> str:
+    return case.replace(" ", "_")
+
+
+FIGURES = {
+    **{f"{slug(c)}_{k}": "higher" for c in CASES for k in ("old_sps", "new_sps", "new_over_old")},
+    **{f"{slug(c)}_{w}_{k}_us": "lower" for c in CASES for w in ("act", "loss_grad") for k in ("old", "new")},
+}
+
+
+def runs(repeats, cartpole_steps, trading_steps, threads, quiet, cases=tuple(CASES)) -> tuple:
+    "Whole runs, the builds alternating (A B B A ...): (figures, intervals, raw)."
     builds = {"old": list(OLD_FLAGS), "new": "new"}
-    for flags in builds.values():
-        run(flags, None)  # built and cached before any run is timed
-    results = {case: {"old": [], "new": []} for case in CASES}
-    for case, base in CASES.items():
-        steps = args.cartpole_steps if base["env"] == "puffer:cartpole" else args.trading_steps
-        config = {
-            **base, "total_timesteps": steps, "seed": 1, "torch_threads": args.threads, "eval_every": 0,
-            "checkpoint_every": 0, "device": "cpu", "runs_dir": args.runs_dir,
-        }  # fmt: skip
-        for r in range(args.repeats):
-            for name in ("old", "new") if r % 2 == 0 else ("new", "old"):
-                results[case][name].append(run(builds[name], config))
-                print(f"{case:<20} {name}: {results[case][name][-1]:>10,.0f} steps/s", flush=True)
-    print("\n| case | old flags (-ffast-math) | new flags | new / old |\n|---|---:|---:|---:|")
-    for case, rs in results.items():
-        old, new = statistics.median(rs["old"]), statistics.median(rs["new"])
-        print(f"| {case} | {old:,.0f} | {new:,.0f} | {new / old:.3f} |")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"args": vars(args), "old_flags": OLD_FLAGS, "results": results}, f, indent=1)
+    for name, flags in builds.items():  # built and cached before any run is timed
+        if "error" in (r := fresh("kernel_flags", "child", flags=flags, config=None)):
+            raise SystemExit(f"kernel_flags: the {name} build failed: {r['error']}")
+    figures, ci, raw = {}, {}, []
+    with tempfile.TemporaryDirectory(prefix="kernel-flags-") as runs_dir:
+        for case in cases:
+            base = CASES[case]
+            steps = cartpole_steps if base["env"] == "puffer:cartpole" else trading_steps
+            config = {**base, "total_timesteps": steps, "seed": 1, "torch_threads": threads, "eval_every": 0,
+                      "checkpoint_every": 0, "device": "cpu", "runs_dir": runs_dir}  # fmt: skip
+            sps = {"old": [], "new": []}
+            for rep in range(repeats):
+                for name in ("old", "new") if rep % 2 == 0 else ("new", "old"):
+                    busy = quiet()
+                    r = fresh("kernel_flags", "child", flags=builds[name], config=config)
+                    raw.append({"case": case, "build": name, "busy_before": round(busy, 3), **r})
+                    print(f"  {case:<20} {name}: " + (r["error"] if "error" in r else f"{r['sps']:>10,.0f} steps/s"))
+                    if "sps" in r:
+                        sps[name].append(r["sps"])
+            if sps["old"] and sps["new"]:
+                old, new = statistics.median(sps["old"]), statistics.median(sps["new"])
+                figures |= {f"{slug(case)}_old_sps": round(old), f"{slug(case)}_new_sps": round(new),
+                            f"{slug(case)}_new_over_old": round(new / old, 3)}  # fmt: skip
+                if repeats > 1:
+                    ci[f"{slug(case)}_new_over_old"] = bootstrap_ratio(sps["new"], sps["old"], stat=statistics.median)
+    return figures, ci, raw
 
 
-if __name__ == "__main__":
-    main()
+def run(quick=False, repeats=5, cartpole_steps=1_000_000, trading_steps=200_000, threads=1, calls=0,
+        quiet=lambda: 0.0) -> dict:  # fmt: skip
+    if quick:
+        repeats, trading_steps, calls = 1, 2_048, calls and 20
+    settings = {"repeats": repeats, "cartpole_steps": cartpole_steps, "trading_steps": trading_steps,
+                "threads": threads, "calls": calls, "old_flags": list(OLD_FLAGS)}  # fmt: skip
+    if calls:
+        quiet()
+        us = time_calls(calls)
+        figures = {f"{slug(k)}_{b}_us": round(v, 1) for k, d in us.items() for b, v in d.items()}
+        return {"settings": settings, "figures": figures, "raw": us}
+    figures, ci, raw = runs(repeats, cartpole_steps, trading_steps, threads, quiet, ["trading mlp"] if quick else CASES)
+    return {"settings": settings, "figures": figures, "ci95": ci, "raw": raw}
+
+
+def table(records: list) -> str:
+    """A row a case of each full run: each build's median steps/s and new / old with its 95% interval; of a run of
+    `--calls`, a row a kernel call: each build's median microseconds a call."""
+
+    def cells(rec):
+        f, n = rec["figures"], rec["settings"]
+        if n["calls"]:
+            return [[f"{case} `{w}` (us a call)", f"{n['calls']} calls", f"{f[k + '_old_us']:,.1f}", f"{f[k + '_new_us']:,.1f}",
+                     f"{f[k + '_new_us'] / f[k + '_old_us']:.2f}"]
+                    for case in CASES for w in ("act", "loss_grad") if (k := f"{slug(case)}_{w}") + "_old_us" in f]  # fmt: skip
+        return [[f"{case} (steps/s)", f"{n['repeats']} runs", f"{f[k + '_old_sps']:,}", f"{f[k + '_new_sps']:,}",
+                 f"{f[k + '_new_over_old']:.2f}{interval(rec, k + '_new_over_old')}"]
+                for case in CASES if (k := slug(case)) + "_old_sps" in f]  # fmt: skip
+
+    return make_table(
+        ["case", "each build", "old flags (-ffast-math)", "new flags", "new / old [95% CI]"], records, cells
+    )
+
+
+if __name__ == "__main__":  # (the same as `python -m bench kernel_flags`)
+    from runner import main
+
+    sys.exit(main(["kernel_flags", *sys.argv[1:]]))

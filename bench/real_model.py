@@ -5,15 +5,20 @@ The instruct model is prompted through its chat template and the program is read
 (`--prompt-format auto`); without them it answers in prose and passes nothing. One process: the base model is
 evaluated, trained for `--steps` GRPO steps (the trainer of `workbench train --algo grpo`), and evaluated again.
 
-    python bench/real_model.py                                   # CPU: SmolLM2-135M-Instruct, 40 steps
-    python bench/real_model.py --device cuda --steps 200 --tasks 16 --model Qwen/Qwen2.5-0.5B-Instruct
+    python -m bench real_model                                   # CPU: SmolLM2-135M-Instruct, 40 steps
+    python -m bench real_model --device cuda --steps 200 --tasks 16 --model Qwen/Qwen2.5-0.5B-Instruct
+    python -m bench real_model --quick                           # a smoke test: a tiny Qwen2 of random weights, 1 step
+
+Its runs go to a temporary folder (the figures are the record's).
 """
 
-import argparse, json, time
+import sys, tempfile, time, types
+from pathlib import Path
+
+from runner import make_table
 
 
-def main():
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def options(p):
     p.add_argument("--model", default="smollm2")
     p.add_argument("--lora", type=int, default=16)
     p.add_argument("--steps", type=int, default=40)
@@ -27,9 +32,30 @@ def main():
     p.add_argument("--benchmark", type=int, default=100, help="also the judge benchmark's first N tasks (0: not)")
     p.add_argument("--device", default="cpu")
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--runs-dir", default="runs")
-    a = p.parse_args()
 
+
+FIGURES = {f"{s}_{w}_pass_at_1": "higher" for s in ("generated", "benchmark") for w in ("base", "grpo")}
+
+
+def run(quick=False, out=Path("bench/out"), **kw) -> dict:
+    a = types.SimpleNamespace(**kw)
+    if quick:  # a tiny Qwen2 of random weights (grpo_gpu's), one step of one task x 2, two held-out tasks
+        from grpo_gpu import TINY, make_model
+
+        a.model = str(Path(out) / "tiny-qwen2")
+        if not Path(a.model, "config.json").exists():
+            make_model(a.model, TINY)
+        a.steps, a.tasks, a.group, a.max_new_tokens, a.eval, a.benchmark = 1, 1, 2, 16, "easy:2", 0
+    with tempfile.TemporaryDirectory(prefix="real-model-") as runs_dir:
+        result = grpo_before_after(a, runs_dir)
+    figures = {f"{w}_{k}_pass_at_1": round(result[w][k]["pass@1"], 4) for w in result["sets"] for k in ("base", "grpo")}
+    ci = {f"{w}_{k}_pass_at_1": result[w][k]["ci95"] for w in result["sets"] for k in ("base", "grpo")}
+    return {"settings": {**vars(a), "model": Path(a.model).name if quick else a.model}, "figures": figures, "ci95": ci,
+            "raw": result}  # fmt: skip
+
+
+def grpo_before_after(a, runs_dir: str) -> dict:
+    "Base against GRPO in one process: evaluated, trained, evaluated again; each set's pass@1 and the sign test."
     from workbench.tasks.code import held_out
     from workbench.tasks.env import CodeEnv, CodeEnvConfig
     from workbench.tasks.eval import paired_test, pass_at_k
@@ -40,7 +66,7 @@ def main():
         {"algo": "grpo", "model": a.model, "lora": a.lora, "task": f"code?level={a.level}", "updates": a.steps,
          "batch_size": a.tasks, "group_size": a.group, "temperature": a.temperature, "learning_rate": a.lr,
          "max_new_tokens": a.max_new_tokens, "beta": 0.0, "filter_groups": True, "curriculum": False, "warmup": 2,
-         "eval_every": 0, "checkpoint_every": 0, "device": a.device, "torch_threads": 2, "seed": a.seed, "runs_dir": a.runs_dir}
+         "eval_every": 0, "checkpoint_every": 0, "device": a.device, "torch_threads": 2, "seed": a.seed, "runs_dir": runs_dir}
     )  # fmt: skip
     trainer = GRPOTrainer(cfg)
     sets = {"generated": {lv: held_out(lv, "test", int(n), 0) for lv, n in (x.split(":") for x in a.eval.split(","))}}
@@ -68,13 +94,30 @@ def main():
         "steps": summary["global_step"],
         "device": a.device,
         "train_s": round(train_s),
+        "sets": list(sets),
     }
     for what in sets:
         test = paired_test(after[what]["passed"], base[what]["passed"])
         result[what] = {"base": base[what]["overall"], "grpo": after[what]["overall"], "grpo_better": test["a_better"],
                         "base_better": test["b_better"], "p": test["p_value"]}  # fmt: skip
-    print("RESULT " + json.dumps(result))
+    return result
 
 
-if __name__ == "__main__":
-    main()
+def table(records: list) -> str:
+    "A row a held-out set of each full run: greedy pass@1 of the base model and after GRPO, tasks gained / lost, p."
+
+    def cells(rec):
+        r, n = rec["raw"], rec["settings"]
+        pct = lambda x: f"{x['pass@1']:.3f} [{x['ci95'][0]:.3f}, {x['ci95'][1]:.3f}]"  # noqa: E731
+        return [[n["model"], f"{r['steps']} steps of {n['tasks']} x {n['group']}, LoRA {n['lora']}", w, pct(r[w]["base"]),
+                 f"**{pct(r[w]['grpo'])}**", f"{r[w]['grpo_better']} / {r[w]['base_better']}", f"{r[w]['p']:.2g}"]
+                for w in r["sets"]]  # fmt: skip
+
+    return make_table(["model", "GRPO", "held-out set", "base pass@1 [95% CI]", "after GRPO", "gained / lost",
+                       "sign test p"], records, cells)  # fmt: skip
+
+
+if __name__ == "__main__":  # (the same as `python -m bench real_model`)
+    from runner import main
+
+    sys.exit(main(["real_model", *sys.argv[1:]]))

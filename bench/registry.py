@@ -79,6 +79,46 @@ BENCHMARKS = {
             25,
         ),
         Benchmark(
+            "compile_vs_c",
+            "PPO steps/s of the C kernels against the torch backend, eager and torch.compile'd, per job x policy x threads",
+            20,
+        ),
+        Benchmark(
+            "kernel_flags",
+            "the C kernels built with the old -ffast-math flags against today's: training steps/s, or each call's time",
+            15,
+        ),
+        Benchmark(
+            "gpu_sps",
+            "PPO steps/s on one GPU: workbench against PuffeRL on a C env with thousands of agents (fp32, bf16, compiled)",
+            8,
+        ),
+        Benchmark(
+            "grpo_gpu",
+            "on one GPU, a 0.5B-shaped Qwen2: the decoders' tokens/s, the log-probability pass, GRPO against TRL's",
+            7,
+        ),
+        Benchmark(
+            "tree_ab",
+            "the same work from two source trees, alternating (--old TREE): PPO steps/s, or the judge's seconds",
+            5,
+        ),
+        Benchmark(
+            "codeio_heldout",
+            "SmolLM2-135M GRPO on CodeI/O's programs: greedy pass@1 before and after on HumanEval and held-out programs",
+            180,
+        ),
+        Benchmark(
+            "humaneval_harness",
+            "our HumanEval harness against a maker's published score: greedy pass@1 of models as they are",
+            20,
+        ),
+        Benchmark(
+            "real_model",
+            "a real pretrained model (SmolLM2-135M-Instruct, LoRA) through GRPO: greedy pass@1 before and after, held out",
+            35,
+        ),
+        Benchmark(
             "zoo",
             "PPO's greedy return against SB3 with rl-zoo's rows, same env, budget and seeds (--envs, --seeds, --set)",
             60,

@@ -65,13 +65,13 @@ def machine() -> dict:
     return {"cpu": name, "flags": flags, "cores": os.cpu_count(), "gpu": gpu, "kind": kind}
 
 
-def commit() -> str:
-    "The commit the code came from (short), with `+` when the tree has changes beside bench/records."
+def commit(tree: Path = HERE.parent) -> str:
+    "The commit the code of `tree` (this repository) came from (short), with `+` when it has changes beside bench/records."
     try:
         rev = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], cwd=HERE, capture_output=True, text=True
+            ["git", "rev-parse", "--short", "HEAD"], cwd=tree, capture_output=True, text=True
         ).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--", ".", ":!bench/records"], cwd=HERE.parent,
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", ".", ":!bench/records"], cwd=tree,
                                capture_output=True, text=True).stdout.strip()  # fmt: skip
         return (rev or "?") + ("+" if dirty else "")
     except OSError:
@@ -120,8 +120,10 @@ def fresh(module: str, function: str, timeout: float | None = None, **kwargs) ->
     except subprocess.TimeoutExpired:
         return {"error": f"past its {timeout:.0f} s"}
     line = next((x for x in reversed(r.stdout.splitlines()) if x.startswith("RESULT ")), None)
-    if line is None:
-        return {"error": (r.stderr.strip().splitlines() or [f"exit code {r.returncode}"])[-1][:300]}
+    if line is None:  # the error's line, and the traceback's last frames (where it came from)
+        err = [x for x in r.stderr.strip().splitlines() if "Warning" not in x] or [f"exit code {r.returncode}"]
+        frames = [x.strip() for x in err if x.strip().startswith("File ")]
+        return {"error": err[-1][:300], **({"trace": "\n".join(frames[-12:])[-3000:]} if frames else {})}
     return json.loads(line[7:]) or {}
 
 
@@ -254,14 +256,25 @@ def readme() -> str:
         "appends the record to `records/NAME.jsonl`; `bench/RESULTS.md`'s generated tables come from those records "
         "(`python -m bench tables`), and `--compare last` flags a regression over 3% against the last record of the same "
         "machine kind. `--quick` is a smoke test of seconds.\n\n"
-        "| benchmark | measures | full run | command |\n|---|---|---|---|\n" + rows + "\n\n"
-        "Not yet through the runner (each a script with its own flags: `python bench/NAME.py --help`): "
-        + ", ".join(f"`{n}`" for n in rest)
-        + ".\n"
+        "| benchmark | measures | full run | command |\n|---|---|---|---|\n"
+        + rows
+        + "\n\n"
+        + (
+            (
+                "Not yet through the runner (each a script with its own flags: `python bench/NAME.py --help`): "
+                + ", ".join(f"`{n}`" for n in rest)
+                + ".\n"
+            )
+            if rest
+            else ""
+        )
     )
 
 
 def main(argv=None) -> int:
+    import warnings
+
+    warnings.filterwarnings("ignore", message="The pynvml package is deprecated")  # (torch's import, where pynvml is)
     p = Parser(
         prog="python -m bench",
         description=__doc__,

@@ -77,6 +77,8 @@ SANDBOXED = (
     "grpo_offpolicy",
     "judge_benchmark",
     "judge_overlap",
+    "real_model",
+    "humaneval_harness",
 )  # they start sandboxes: beside test_judges' checks
 
 
@@ -95,9 +97,11 @@ def quick_record(name: str, tmp_path) -> dict:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", [n for n in runner.BENCHMARKS if n not in ("planpath_sps", "zoo", *SANDBOXED)])
+@pytest.mark.parametrize(
+    "name", [n for n in runner.BENCHMARKS if n not in ("planpath_sps", "zoo", "grpo_gpu", *SANDBOXED)]
+)
 def test_each_benchmark_runs_quick_through_the_runner(tmp_path, name):
-    """`--quick` of each benchmark through the runner (`quick_record`). planpath_sps: the slowed run above; zoo: its own
-    test; those that start sandboxes: tests/test_judges.py and tests/test_bench_sandboxed.py, beside the checks that
-    no sandbox is left. What the figures say at these sizes is not asserted."""
+    """`--quick` of each benchmark through the runner (`quick_record`). planpath_sps: the slowed run above; zoo and
+    grpo_gpu: their own tests; those that start sandboxes: tests/test_judges.py and tests/test_bench_sandboxed.py,
+    beside the checks that no sandbox is left. What the figures say at these sizes is not asserted."""
     quick_record(name, tmp_path)

@@ -9,7 +9,9 @@ from test_bench_runner import quick_record
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("machine_to_ourselves")]
 
 
-@pytest.mark.parametrize("name", ["grpo_throughput", "grpo_offpolicy", "judge_overlap"])
+@pytest.mark.parametrize(
+    "name", ["grpo_throughput", "grpo_offpolicy", "judge_overlap", "real_model", "humaneval_harness"]
+)
 def test_code_agent_benchmarks_run_quick_through_the_runner(tmp_path, name):
     rec = quick_record(name, tmp_path)
     assert rec["raw"]

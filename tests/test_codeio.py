@@ -4,6 +4,7 @@ the same build twice, and GRPO and eval on it from the shell."""
 
 import gzip
 import json
+import sys
 
 from pathlib import Path
 
@@ -86,15 +87,10 @@ def test_grpo_trains_on_the_band_and_eval_scores_on_codeio_from_the_shell(tmp_pa
 
 
 def test_the_held_out_report_pairs_each_task_before_and_after(tmp_path):
-    """`bench/codeio_heldout.py --report`: before and after matched task by task, per seed and over both seeds, with the
-    exact sign test on the tasks that changed (the held-out run itself takes hours: RESULTS 21)."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location(
-        "codeio_heldout", Path(__file__).parents[1] / "bench" / "codeio_heldout.py"
-    )
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    """`python -m bench codeio_heldout --report`: before and after matched task by task, per seed and over both seeds,
+    with the exact sign test on the tasks that changed (the held-out run itself takes hours: RESULTS 21)."""
+    sys.path.insert(0, str(Path(__file__).parents[1] / "bench"))
+    import codeio_heldout as mod
 
     def write(path, passes):
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -1,7 +1,7 @@
 # Issue 41's GPU run, on a lent GPU machine from the repo root, after tools/gpu/prepare_lm.sh here:
 #   device tool: run  command="bash tools/gpu/grpo.sh 2>&1"  carry=[".gpu"]  timeout_s=540
 # bench/grpo_gpu.py on the 0.5B-shaped model: the decoders' tokens/s at 128 x 256 and their agreement, our GRPO
-# (compiled decoder) against TRL's on 16 tasks x G 8, peak memory; results written to $OUT as they come.
+# (compiled decoder) against TRL's on 16 tasks x G 8, peak memory; the record (machine, commit, figures, each part's result) in $OUT/records.
 # PufferLib comes as its source, not built: the LM path imports it and needs nothing compiled (and the image's numpy 2
 # stays first: with numpy 1.26 the image's transformers could not import Llama).
 # PARTS=ours,trl runs some parts only. DEV=cpu SETUP=0 PY=$PWD/.venv/bin/python bash tools/gpu/grpo.sh tries the flow here (the bench's --cpu --tiny mode).
@@ -22,8 +22,9 @@ print("setup ok: numpy", numpy.__version__, "torch", torch.__version__, "transfo
 (cd /tmp && $PY -W ignore -c 'import trl, datasets; print("TRL", trl.__version__)') \
   || echo "TRL's reference cannot be imported here (the image lacks pandas?): its part will say so"
 echo "setup took $(( $(date +%s) - T0 )) s"
-echo "== bench/grpo_gpu.py"
+echo "== python -m bench grpo_gpu (its record: \$OUT/records/grpo_gpu.jsonl; each part's JSON in grpo_gpu.txt as it comes)"
 LEFT=$(( BUDGET - ($(date +%s) - T0) ))
-timeout $LEFT $PY bench/grpo_gpu.py "${MODE[@]}" --budget $(( LEFT - 15 )) --steps ${STEPS:-3} ${PARTS:+--parts $PARTS} --json "$OUT/grpo_gpu.jsonl" 2>&1 \
+timeout $LEFT $PY -m bench grpo_gpu "${MODE[@]}" --budget $(( LEFT - 15 )) --steps ${STEPS:-3} ${PARTS:+--parts $PARTS} \
+  --records "$OUT/records" --record --max-wait 0 2>&1 \
   | grep -v Warning | tee "$OUT/grpo_gpu.txt"
 echo "== done at $(( $(date +%s) - T0 )) s"

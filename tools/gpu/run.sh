@@ -13,6 +13,8 @@ WORKERS=${WORKERS:-8}
 stage() { echo; echo "== $1 (at $(( $(date +%s) - T0 )) s)"; }
 lim() { local left=$(( BUDGET - ($(date +%s) - T0) )); [ $left -lt $1 ] && echo $(( left > 5 ? left : 5 )) || echo $1; }
 RESULTS=${OUT:-/tmp/out}; OUT=/tmp/gpu_logs; rm -rf "$OUT"; mkdir -p "$OUT" "$RESULTS"
+# gpu_sps goes through the bench runner: its records (machine, commit, figures) land in $OUT/records/gpu_sps.jsonl
+GPU_SPS="$PY -m bench gpu_sps --records $OUT/records --max-wait 0"
 pack() { tar czf "$RESULTS/logs.tgz" -C "$OUT" . 2>/dev/null; }
 stage setup
 if [ "${SETUP:-1}" = 1 ]; then source tools/gpu/setup.sh || { pack; exit 1; }; fi
@@ -29,20 +31,20 @@ s_learn() {
 }
 s_big() {
   stage "gpu_sps mlp fp32 at ${NBIG:-32768 65536} agents in $WORKERS worker processes"
-  timeout $(lim 120) $PY bench/gpu_sps.py --device $DEV --num-envs ${NBIG:-32768 65536} --precisions fp32 --steps $(( STEPS * 4 )) \
-    --workers $WORKERS --worker-timeout 45 --json "$OUT/gpu_sps_big.json" 2>&1 | tee -a "$OUT/gpu_sps.txt"
+  timeout $(lim 120) $GPU_SPS --device $DEV --num-envs ${NBIG:-32768 65536} --precisions fp32 --steps $(( STEPS * 4 )) \
+    --workers $WORKERS --worker-timeout 45 2>&1 | tee -a "$OUT/gpu_sps.txt"
 }
 s_quiet() {
   stage "gpu_sps mlp fp32 with cartpole's log every 64 steps (report_interval=64, both trainers): $N2 in-process, ${NBIG:-65536} in $WORKERS workers"
-  timeout $(lim 60) $PY bench/gpu_sps.py --device $DEV --num-envs $N2 --precisions fp32 --steps $STEPS --env-option report_interval=64 \
+  timeout $(lim 60) $GPU_SPS --device $DEV --num-envs $N2 --precisions fp32 --steps $STEPS --env-option report_interval=64 \
     --worker-timeout 40 2>&1 | tee -a "$OUT/gpu_sps.txt"
-  timeout $(lim 90) $PY bench/gpu_sps.py --device $DEV --num-envs ${NBIG:-65536} --precisions fp32 --steps $(( STEPS * 4 )) \
+  timeout $(lim 90) $GPU_SPS --device $DEV --num-envs ${NBIG:-65536} --precisions fp32 --steps $(( STEPS * 4 )) \
     --workers $WORKERS --env-option report_interval=64 --worker-timeout 40 2>&1 | tee -a "$OUT/gpu_sps.txt"
 }
 s_settle() {
   stage "ours only, fp32 and bf16 in turn, 3 times at $N2 agents and twice at $N1"
   for n in $N2 $N2 $N1 $N2 $N1; do
-    timeout $(lim 45) $PY bench/gpu_sps.py --device $DEV --num-envs $n --precisions fp32 bf16 --steps $STEPS --ours-only \
+    timeout $(lim 45) $GPU_SPS --device $DEV --num-envs $n --precisions fp32 bf16 --steps $STEPS --ours-only \
       --worker-timeout 20 2>&1 | grep -v "^#\|pynvml" | tee -a "$OUT/settle.txt"
   done
 }
@@ -52,25 +54,25 @@ s_doctor() {
 }
 s_mlp() {
   stage "gpu_sps mlp fp32, bf16"
-  timeout $(lim 230) $PY bench/gpu_sps.py --device $DEV --num-envs $N1 $N2 --precisions fp32 fp32+eager bf16 --steps $STEPS \
-    --worker-timeout 60 --json "$OUT/gpu_sps_mlp.json" 2>&1 | tee "$OUT/gpu_sps.txt"
+  timeout $(lim 230) $GPU_SPS --device $DEV --num-envs $N1 $N2 --precisions fp32 fp32+eager bf16 --steps $STEPS \
+    --worker-timeout 60 2>&1 | tee "$OUT/gpu_sps.txt"
 }
 s_lstm() {
   stage "gpu_sps lstm fp32"
-  timeout $(lim 200) $PY bench/gpu_sps.py --device $DEV --policy lstm --num-envs $N1 --precisions fp32 --steps $STEPS --repeats ${REPEATS:-1} \
-    --worker-timeout 45 --json "$OUT/gpu_sps_lstm.json" 2>&1 | tee -a "$OUT/gpu_sps.txt"
+  timeout $(lim 200) $GPU_SPS --device $DEV --policy lstm --num-envs $N1 --precisions fp32 --steps $STEPS --repeats ${REPEATS:-1} \
+    --worker-timeout 45 2>&1 | tee -a "$OUT/gpu_sps.txt"
 }
 s_async() {
   stage "gpu_sps mlp fp32, envs in $WORKERS worker processes: one batch, and two stepped in turn (EnvPool)"
   for k in 1 2; do
-    timeout $(lim 100) $PY bench/gpu_sps.py --device $DEV --num-envs $N2 --precisions fp32 --steps $STEPS --workers $WORKERS \
-      --env-batches $k --worker-timeout 45 --json "$OUT/gpu_sps_async$k.json" 2>&1 | tee -a "$OUT/gpu_sps.txt"
+    timeout $(lim 100) $GPU_SPS --device $DEV --num-envs $N2 --precisions fp32 --steps $STEPS --workers $WORKERS \
+      --env-batches $k --worker-timeout 45 2>&1 | tee -a "$OUT/gpu_sps.txt"
   done
 }
 s_breakout() {
   stage "gpu_sps mlp fp32 on a heavier Ocean env: breakout"
-  timeout $(lim 100) $PY bench/gpu_sps.py --device $DEV --env breakout --num-envs $N1 --precisions fp32 --steps $STEPS \
-    --worker-timeout 45 --json "$OUT/gpu_sps_breakout.json" 2>&1 | tee -a "$OUT/gpu_sps.txt"
+  timeout $(lim 100) $GPU_SPS --device $DEV --env breakout --num-envs $N1 --precisions fp32 --steps $STEPS \
+    --worker-timeout 45 2>&1 | tee -a "$OUT/gpu_sps.txt"
 }
 s_prof() {
   stage "where an iteration's time goes: the MLP at $N2 agents and the LSTM at $N1, op by op"
@@ -83,10 +85,10 @@ s_lstmprof() {
 }
 s_compile() {
   stage "torch.compile's CUDA graphs (reduce-overhead) in place of ours, ours only; then bf16+compile against PuffeRL's"
-  timeout $(lim 100) $PY bench/gpu_sps.py --device $DEV --num-envs $N2 --precisions fp32 fp32+compile-graphs --steps $STEPS \
-    --ours-only --worker-timeout 90 --json "$OUT/gpu_sps_compile_ours.json" 2>&1 | tee -a "$OUT/gpu_sps.txt"
-  timeout $(lim 150) $PY bench/gpu_sps.py --device $DEV --num-envs $N2 --precisions bf16+compile bf16+compile-graphs --steps $STEPS \
-    --worker-timeout 75 --json "$OUT/gpu_sps_compile.json" 2>&1 | tee -a "$OUT/gpu_sps.txt"
+  timeout $(lim 100) $GPU_SPS --device $DEV --num-envs $N2 --precisions fp32 fp32+compile-graphs --steps $STEPS \
+    --ours-only --worker-timeout 90 2>&1 | tee -a "$OUT/gpu_sps.txt"
+  timeout $(lim 150) $GPU_SPS --device $DEV --num-envs $N2 --precisions bf16+compile bf16+compile-graphs --steps $STEPS \
+    --worker-timeout 75 2>&1 | tee -a "$OUT/gpu_sps.txt"
 }
 s_cli() {
   stage "train and eval through the CLI"
