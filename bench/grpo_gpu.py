@@ -45,7 +45,7 @@ def make_model(folder: str, shape: dict, layers=None, scale: float = 1.0) -> str
     "A Qwen2 model of `shape` with random weights (times `scale`) and a tokenizer trained here, saved in `folder`."
     import torch
     from transformers import Qwen2Config, Qwen2ForCausalLM
-    from workbench.policy.tokens import train_tokenizer
+    from workbench.policy.models import train_tokenizer
 
     tok = train_tokenizer(prompts(300 if shape is TINY else 2000), min(shape["vocab_size"], 4096))
     cfg = Qwen2Config(**{**shape, **({"num_hidden_layers": layers} if layers else {})}, bos_token_id=None,
@@ -340,7 +340,7 @@ def run(quick=False, **kw) -> dict:
         a.backends = [b for b in a.backends if b != "vllm"]
     t0 = time.perf_counter()
     if a.model:
-        from workbench.policy.tokens import model_folder
+        from workbench.policy.models import model_folder
 
         a.folder = str(model_folder(a.model))
     else:

@@ -119,6 +119,11 @@ BENCHMARKS = {
             35,
         ),
         Benchmark(
+            "cli_startup",
+            "the command line's start-up: --help, a bad flag, a short run's first step (--old TREE: against a commit)",
+            2,
+        ),
+        Benchmark(
             "zoo",
             "PPO's greedy return against SB3 with rl-zoo's rows, same env, budget and seeds (--envs, --seeds, --set)",
             60,

@@ -138,6 +138,13 @@ print(json.dumps({{"same": before == after, "cwd": os.getcwd() == {str(tmp_path)
     assert result["same"] and result["cwd"], result
 
 
+def imports_only(stmt) -> bool:
+    "An import, or `if TYPE_CHECKING:` over imports (names for annotations only)."
+    if isinstance(stmt, ast.If) and getattr(stmt.test, "id", None) == "TYPE_CHECKING":
+        return all(imports_only(s) for s in stmt.body) and not stmt.orelse
+    return isinstance(stmt, (ast.Import, ast.ImportFrom))
+
+
 def test_every_exported_cell_is_followed_by_a_check():
     "In each module notebook, every exported cell (but the imports) is followed by a code cell that uses it."
     missing = []
@@ -146,7 +153,7 @@ def test_every_exported_cell_is_followed_by_a_check():
         src = ["".join(c["source"]) if c["cell_type"] == "code" else None for c in cells]
         exported = [i for i, s in enumerate(src) if s is not None and s.startswith("#| export")]
         for n, i in enumerate(exported):
-            if n == 0 and all(isinstance(stmt, (ast.Import, ast.ImportFrom)) for stmt in ast.parse(src[i]).body):
+            if n == 0 and all(imports_only(stmt) for stmt in ast.parse(src[i]).body):
                 continue  # the imports cell
             end = exported[n + 1] if n + 1 < len(exported) else len(src)
             if not any(s is not None and not s.startswith("#| hide") for s in src[i + 1 : end]):

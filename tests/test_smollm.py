@@ -5,7 +5,7 @@ import json, os, subprocess, sys
 
 import pytest
 
-from workbench.policy.tokens import PolicyError, shipped_model
+from workbench.policy.models import PolicyError, shipped_model
 
 try:
     shipped_model("smollm2")  # its package imports a plugin host we do not install: look for the file, not the module

@@ -315,7 +315,7 @@ def make_parser(argv: Optional[list[str]] = None) -> Parser:
     sub = p.add_subparsers(dest="command", required=True, parser_class=Parser)
     args = sys.argv[1:] if argv is None else argv
     command = next((a for a in args if not a.startswith("-")), None)
-    add_train_command(sub, settings=command in (None, "train"))
+    add_train_command(sub, settings=command == "train")   # (`workbench --help` lists the commands only)
     add_eval_command(sub)
     x = sub.add_parser("export", help="export a checkpoint's policy to ONNX",
                        description="Write the greedy action path of a checkpoint's policy (and its recurrent state) as ONNX, "

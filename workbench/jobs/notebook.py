@@ -14,12 +14,12 @@ from typing import Any, Optional, Union
 import yaml
 
 from ..runs.store import RunStore, new_run_id
+from ..train.runner import train_run  # noqa: F401  (a job's notebook trains through it: below)
 
 # %% auto #0
 __all__ = ['KERNEL_STARTS', 'JobError', 'NotebookParameter', 'notebook_path', 'read_notebook', 'notebook_parameters',
-           'parse_value', 'check_parameters', 'load_parameters_file', 'job_info', 'record_result', 'train_run',
-           'result_keys', 'execute_notebook', 'accelerate_command', 'environment_info', 'prepare_job', 'run_job',
-           'rank_main']
+           'parse_value', 'check_parameters', 'load_parameters_file', 'job_info', 'record_result', 'result_keys',
+           'execute_notebook', 'accelerate_command', 'environment_info', 'prepare_job', 'run_job', 'rank_main']
 
 # %% ../../nbs/06b_jobs.notebook.ipynb #9b9d6075
 class JobError(WorkbenchError):
@@ -143,16 +143,10 @@ def record_result(**values) -> dict:
             atomic_write_text(path, json.dumps({**old, **values}, indent=2, default=str))
     return values
 
-def train_run(cfg, every_s: float = 10.0, quiet: bool = False):
-    """Train `cfg` (a `TrainConfig`, or an `LMTrainConfig` for a code agent) and record the run as `workbench train`
-    does (`workbench.train.runner.train_run`),
-    printing a progress line every `every_s` seconds; returns (summary, run id, trainer). In a data-parallel job
-    every rank trains and rank 0 records (the run id is None on the other ranks)."""
-    from workbench.train.runner import train_run as train_and_record
-    from workbench.runs.sinks import LineSink
-    total = cfg.optim.updates if hasattr(cfg, "optim") else cfg.ppo.total_timesteps
-    sinks = None if quiet else lambda t: [LineSink(total, every_s=every_s)]
-    return train_and_record(cfg, sinks=sinks)
+# `train_run(cfg, every_s=10.0, quiet=False)` (imported above) trains `cfg` (a `TrainConfig`, or an `LMTrainConfig` for a
+# code agent) and records the run as `workbench train` does, a progress line every `every_s` seconds; returns (summary,
+# run id, trainer). In a data-parallel job every rank trains and rank 0 records (the run id is None on the other ranks).
+# It is the runner's one function (`workbench.train.runner.train_run`, also `workbench.train_run`), named here for jobs.
 
 # %% ../../nbs/06b_jobs.notebook.ipynb #38e7b07a
 def result_keys(notebook: Union[str, Path]) -> Optional[list]:

@@ -73,7 +73,7 @@ def train_segment(sweep_dir: Union[str, Path], member_id: str, round_: int, quie
     if state is not None and state["counters"]["global_step"] >= cfg.flat()[plan.get("budget_key") or "total_timesteps"]:
         return {"status": "finished", "global_step": state["counters"]["global_step"], "skipped": True}
     trainer = new_trainer(cfg, resume=state, run_dir=run_dir)
-    summary, _, _ = train_run(trainer=trainer, signals=not quiet, resumed_from=start)
+    summary, _, _ = train_run(trainer=trainer, signals=not quiet, resumed_from=start, quiet=quiet)
     if copied.exists(): copied.unlink()   # its weights now live on in the member's own checkpoints
     return summary
 

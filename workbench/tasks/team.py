@@ -14,7 +14,7 @@ from ..judge.batch import BatchExecutionJudge
 from .env import feedback_of, retry_prompt
 from .code import LEVELS, CodeTask, TaskError, explain, held_out, task_stream
 from ..judge.sandbox import Limits
-from ..policy.tokens import CODE_STOPS
+from ..policy.models import CODE_STOPS
 
 # %% auto #0
 __all__ = ['TESTER_STOPS', 'parse_test', 'io_pairs', 'tester_prompt', 'coder_prompt', 'CodeTeamEnv', 'CodeFace']

@@ -55,10 +55,10 @@ def cmd_train(args) -> int:
     "Train (or resume) a run of any algorithm; a progress bar, then a summary (one JSON line with --json)."
     from workbench.env.spec import parse_spec
     from workbench.runs.sinks import ProgressSink
-    from workbench.train.checkpoint import find_checkpoint, load_checkpoint
-    from workbench.train.runner import new_trainer, train_run
+    from workbench.train.runner import new_trainer, train_run   # (torch-free: the settings are checked before torch loads)
     state, run_dir, path = None, None, None   # 1. everything checked before anything is written
     if args.resume is not None:   # (an empty --resume is refused, not taken for "no resume")
+        from workbench.train.checkpoint import find_checkpoint, load_checkpoint
         path_arg(args.resume, "--resume must be a checkpoint file or run folder", CheckpointError)
         path = find_checkpoint(args.resume); state = load_checkpoint(path)
         run_dir = path.parent.parent if path.parent.name == "checkpoints" else path.parent

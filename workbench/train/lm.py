@@ -13,7 +13,8 @@ import torch
 from ..tasks.env import CodeEnv
 from ..tasks.code import LEVELS, held_out, task_stream
 from ..tasks.eval import pass_at_k
-from ..policy.tokens import SHIPPED, PolicyError, TokenPolicy, shipped_model
+from ..policy.models import SHIPPED, PolicyError, shipped_model
+from ..policy.tokens import TokenPolicy
 from ..policy.decode import make_decoder
 from ..runs.events import Controls, EventBus, Kind
 from .checkpoint import CheckpointManager, find_checkpoint, load_checkpoint, rng_state, set_rng_state

@@ -14,7 +14,7 @@ from ..env.spec import parse_spec
 from ..tasks.band import read_rates
 from ..tasks.env import CodeEnvConfig
 from ..tasks.code import LEVELS, TaskError
-from ..policy.tokens import SHIPPED, SHIPPED_SIZES, PolicyError, TinyLMConfig, folder_sizes, model_folder
+from ..policy.models import SHIPPED, SHIPPED_SIZES, PolicyError, TinyLMConfig, folder_sizes, model_folder
 from .config import RunConfig, Sections, live, section
 
 # %% auto #0

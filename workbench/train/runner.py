@@ -4,21 +4,19 @@
 
 # %% ../../nbs/05i_train.runner.ipynb #1986274b
 from __future__ import annotations
-import json
+import importlib, json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Optional, Union
+from typing import TYPE_CHECKING, Callable, Optional, Union
 
 from ..core import ConfigError, atomic_write_text
 from ..runs.events import Kind, install_signal_handlers
 from ..runs.store import RunStore, StoreSink, new_run_id
 from ..runs.sinks import optional_sinks
-from .config import Sections, TrainConfig, stored_algo
-from .ppo import PPOTrainer
-from .lm import GRPOTrainConfig, LMTrainConfig, SFTTrainConfig
-from .sft import SFTTrainer
-from .grpo import GRPOTrainer
-from .team import TeamGRPOConfig, TeamGRPOTrainer, TeamSFTConfig, TeamSFTTrainer
+from .config import Sections, TrainConfig, stored_algo   # (the settings: torch-free; the trainers are
+from .lm_config import GRPOTrainConfig, LMTrainConfig, SFTTrainConfig   # imported when one is built)
+from .team_config import TeamGRPOConfig, TeamSFTConfig
+if TYPE_CHECKING: from workbench.train.ppo import PPOTrainer   # (annotations only: imported when a run is built)
 
 # %% auto #0
 __all__ = ['ALGORITHMS', 'Algorithm', 'algorithm_of', 'family', 'check_config', 'default_run_name', 'run_labels', 'new_trainer',
@@ -31,7 +29,8 @@ class Algorithm:
     name: str                  # `--algo NAME` (a team's: `--team --algo sft|grpo`)
     about: str                 # one line for `--help` and the app
     config: type               # its settings, a `Sections` config (`flat()`, `replace()`, `run_name()`, `labels()`)
-    trainer: type              # `trainer(cfg, run_dir, resume=state)`; a `train.loop.Trainer`
+    trainer_at: str            # where its trainer is, `module:Class` (imported on first use: listing and checking
+                               # settings needs no torch)
     kind: Optional[str] = None # what its checkpoints' "kind" says (PPO's say none)
     score: str = "mean_return" # the summary's score, and how it is named
     score_name: str = "mean return"
@@ -41,17 +40,24 @@ class Algorithm:
     rewarded: bool = True      # its runs are paid by rewards (PPO's, GRPO's); False: they learn demonstrations (SFT's)
     learning: tuple = ("optim",)   # the sections of how it learns: what population-based training may change between rounds
 
+    @property
+    def trainer(self) -> type:
+        "Its trainer class, `trainer(cfg, run_dir, resume=state)`: a `train.loop.Trainer` (imported here: torch with it)."
+        module, name = self.trainer_at.split(":")
+        return getattr(importlib.import_module(module), name)
+
 ALGORITHMS = {a.name: a for a in (   # adding an algorithm: its module (a config class naming it, a trainer), and a line here
-    Algorithm("ppo", "PPO on a vectorised env", TrainConfig, PPOTrainer, tuned=True, budget="total_timesteps",
-              learning=("ppo",)),
-    Algorithm("sft", "a code agent's next-token loss on reference solutions", SFTTrainConfig, SFTTrainer, "lm",
-              "pass_rate", "held-out val pass@1", rewarded=False),
-    Algorithm("grpo", "a code agent's GRPO against the judges", GRPOTrainConfig, GRPOTrainer, "lm",
+    Algorithm("ppo", "PPO on a vectorised env", TrainConfig, "workbench.train.ppo:PPOTrainer", tuned=True,
+              budget="total_timesteps", learning=("ppo",)),
+    Algorithm("sft", "a code agent's next-token loss on reference solutions", SFTTrainConfig,
+              "workbench.train.sft:SFTTrainer", "lm", "pass_rate", "held-out val pass@1", rewarded=False),
+    Algorithm("grpo", "a code agent's GRPO against the judges", GRPOTrainConfig, "workbench.train.grpo:GRPOTrainer", "lm",
               "pass_rate", "held-out val pass@1", learning=("optim", "grpo")),
-    Algorithm("team-sft", "a team of token agents on their demonstrations", TeamSFTConfig, TeamSFTTrainer, "team",
-              "success", "val team success", app=False, rewarded=False),
-    Algorithm("team-grpo", "a team of token agents' GRPO on their team's rewards", TeamGRPOConfig, TeamGRPOTrainer, "team",
-              "success", "val team success", app=False, learning=("optim", "grpo")),
+    Algorithm("team-sft", "a team of token agents on their demonstrations", TeamSFTConfig,
+              "workbench.train.team:TeamSFTTrainer", "team", "success", "val team success", app=False, rewarded=False),
+    Algorithm("team-grpo", "a team of token agents' GRPO on their team's rewards", TeamGRPOConfig,
+              "workbench.train.team:TeamGRPOTrainer", "team", "success", "val team success", app=False,
+              learning=("optim", "grpo")),
 )}
 
 def algorithm_of(cfg) -> Algorithm:
@@ -139,10 +145,17 @@ def fit_run(trainer: PPOTrainer, store: Optional[RunStore], signals: bool = Fals
 
 def train_run(cfg: Optional[TrainConfig] = None, trainer: Optional[PPOTrainer] = None,
               sinks: Optional[Callable[[PPOTrainer], list]] = None, signals: bool = False,
-              resumed_from: Optional[Union[str, Path]] = None) -> tuple[dict, Optional[str], PPOTrainer]:
+              resumed_from: Optional[Union[str, Path]] = None, every_s: float = 10.0,
+              quiet: bool = False) -> tuple[dict, Optional[str], PPOTrainer]:
     """Train a new run of `cfg` (or `trainer`, already built) and record it: the main process records, every
-    process trains. Returns (summary, run id, trainer); the run id is None on processes other than the main one."""
+    process trains. Returns (summary, run id, trainer); the run id is None on processes other than the main one.
+    Unless `quiet` or given `sinks` (the command line's progress bar, a sweep's), a progress line every `every_s`
+    seconds (and at each checkpoint, evaluation and status change). One function wherever it is imported from:
+    `workbench.train_run` is `workbench.jobs.notebook.train_run`."""
     trainer = trainer or new_trainer(cfg)
+    if sinks is None and not quiet:
+        from workbench.runs.sinks import LineSink
+        sinks = lambda t: [LineSink(t.total, every_s=every_s)]
     store = record_run(trainer, sinks, resumed_from)
     return (*fit_run(trainer, store, signals), trainer)
 
