@@ -15,7 +15,7 @@ PUBLIC = {   # name -> the module that defines it, in the order of the data flow
     "EnvConfig": "workbench.env.make", "make_env": "workbench.env.make", "register_env": "workbench.env.make",
     "PolicyConfig": "workbench.policy", "make_policy": "workbench.policy",
     "Kind": "workbench.runs.events", "Metric": "workbench.runs.events", "Controls": "workbench.runs.events",
-    "RunStore": "workbench.runs.store",
+    "RunStore": "workbench.runs.store", "query": "workbench.runs.query",
     "evaluate_policy": "workbench.judge.episodes",
     "PPOConfig": "workbench.train.config", "RunConfig": "workbench.train.config", "TrainConfig": "workbench.train.config",
     "LMTrainConfig": "workbench.train.lm_config", "SFTTrainConfig": "workbench.train.lm_config",
