@@ -10,10 +10,10 @@ test:        ## set up .venv, run nbdev_test on the notebooks and pytest on test
 lab:         ## set up .venv, open JupyterLab on 127.0.0.1 (token) at the tutorial; LAB_ARGS="--no-browser --port 8899" go to jupyter lab
 	bash tools/lab.sh $(LAB_ARGS)
 
-docs: setup  ## run every notebook and build the docs site into _docs/ (mkdocs, strict, offline; open _docs/index.html)
+docs: setup  ## run the notebooks that changed and build the docs site into _docs/ (mkdocs, strict, offline; open _docs/index.html)
 	.venv/bin/python tools/docs.py build
 
-docs-serve: docs  ## serve _docs/ on http://127.0.0.1:8000 (DOCS_PORT=8001 for another port)
+docs-serve: setup  ## serve the built _docs/ on http://127.0.0.1:8000 (DOCS_PORT=8001 for another port; make docs builds it)
 	.venv/bin/python tools/docs.py serve --port $(or $(DOCS_PORT),8000)
 
 readme: setup  ## write README.md from nbs/index.ipynb (make test fails when they differ)

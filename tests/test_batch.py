@@ -111,7 +111,7 @@ def test_batch_killed_then_resumed(resumed_batch):
     assert len(rows) == 4 and {j["status"] for j in rows} == {"finished"}
     assert all(store.get_run(j["result"]["run_id"])["status"] == "finished" for j in rows)
     # The comparison report: one row per job with its final score, the scores over seeds with a labelled ±,
-    # the curves grouped by learning rate (mean, min-max band, faint seeds), plotly.js inlined, numbers for people.
+    # the curves grouped by learning rate (mean, min-max band, faint seeds), plotly.js shared, numbers for people.
     page = (batch_dir / "index.html").read_text()
     for job_id, s in after.items():
         assert f"jobs/{job_id}/index.html" in page and fmt_number(s["result"]["mean_return"]) in page
@@ -121,7 +121,7 @@ def test_batch_killed_then_resumed(resumed_batch):
         assert (
             f'"learning_rate={lr}: mean of 2 seeds"' in page and f'"learning_rate={lr}: min-max over 2 seeds"' in page
         )
-    assert "plotly.js v" in page and '<script src="http' not in page
+    assert "plotly.js v" not in page and '<script src="../_static/plotly-' in page and '<script src="http' not in page
     seen = re.sub(r"<script\b.*?</script>", "", page, flags=re.S)
     assert "e+0" not in seen and "<td data-value='2048'>2,048</td>" in seen
     index = (tmp_path / "reports" / "index.html").read_text()

@@ -3,7 +3,7 @@ its folder (file://) with every request beyond loopback aborted and counted: the
 the CLI reference and a report from the gallery render, and the search finds the code-agent guide; the same search
 served by `make docs-serve` on loopback. A broken link fails the build. The README is what `nbs/index.ipynb` gives."""
 
-import json, os, re, subprocess, sys, time, urllib.request
+import json, os, re, subprocess, sys, time, urllib.error, urllib.request
 from pathlib import Path
 
 import pytest
@@ -119,6 +119,9 @@ def test_docs_serve_on_loopback(site, chromium):
                 assert time.time() - t0 < 30 and proc.poll() is None, "tools/docs.py serve did not answer"
                 time.sleep(0.2)
         assert "Workbench" in body
+        with pytest.raises(urllib.error.HTTPError) as missing:  # a page that is not there: the site's own 404 page
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/guides/nope.html", timeout=5)
+        assert missing.value.code == 404 and missing.value.read() == (site / "404.html").read_bytes()
         with loopback_page(chromium) as (page, blocked):
             _open(page, f"http://127.0.0.1:{port}/reference/config.html")
             assert "learning_rate" in page.inner_text("article")

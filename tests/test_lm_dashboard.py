@@ -202,7 +202,7 @@ def test_lm_dashboard_and_run_page_in_a_browser(tmp_path, chromium):
         with loopback_page(chromium, 1400, 1100) as (page, blocked):
             page.goto(f"http://127.0.0.1:{port}/lm")
             page.locator(".wb-title").get_by_text(
-                "code?level=medium&turns=2, tiny model, GRPO, 2 samples a task"
+                "code (level medium, turns 2), tiny model, GRPO, 2 samples a task"
             ).wait_for(timeout=60_000)
             for name, title in CHART_TITLES.items():
                 chart = page.locator(f".wb-chart-{name} .gtitle")
@@ -322,6 +322,9 @@ def test_lm_dashboard_and_run_page_in_a_browser(tmp_path, chromium):
             ]
             assert shown and set(shown) == {"syntax error"}, shown
             assert "return (a +" in row.inner_text() and "def add(a, b):" in row.inner_text(), row.inner_text()
+            width = table.locator(".tabulator-tableholder .tabulator-table").bounding_box()["width"]
+            header = table.locator(".tabulator-col[tabulator-field='advantage'] .tabulator-col-title")
+            assert width <= 1400 and header.evaluate("el => el.scrollHeight <= el.clientHeight + 1"), width  # one line
             page.locator(".bk-tab").filter(has_text="Evaluations").click()  # the evaluation, task by task
             scored = page.locator(".wb-evals")
             scored.locator(".tabulator-row").first.wait_for(timeout=30_000)

@@ -76,7 +76,14 @@ def shared(tmp_path_factory):
     ]
     nbformat.write(nb, tmp / "chart.ipynb")
     r = workbench(
-        "run", "chart.ipynb", "--plotly", "shared", "--out", "reports", "--runs-dir", "runs", "--json", cwd=tmp
+        "run",
+        "chart.ipynb",
+        "--out",
+        "reports",
+        "--runs-dir",
+        "runs",
+        "--json",
+        cwd=tmp,  # (shared: the default)
     )
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     job_page = tmp / json.loads(r.stdout.strip().splitlines()[-1])["report"]
@@ -171,6 +178,46 @@ def test_shared_pages_render_offline(shared):
         assert not aborted and not errors, (path, aborted, errors)
 
 
+def test_a_job_report_is_light_with_its_chart_first(shared):
+    """train.ipynb's report (a job of the batch): under 1 MB, its notebook too (plotly.js out of its outputs), files
+    0644; offline in Chromium its chart is in the first screen, above the parameters; its link to all reports works;
+    the checkpoints read as files and yes, not paths and 0/1; the training's progress lines are cut to the last."""
+    tmp, batch_dir, job_page = shared
+    job_dir = sorted(batch_dir.glob("jobs/*"))[0]
+    for f in ("index.html", "notebook.ipynb"):
+        assert (job_dir / f).stat().st_size < 1_000_000, (f, (job_dir / f).stat().st_size)
+    for f in [
+        job_dir / "index.html",
+        job_dir / "notebook.ipynb",
+        job_dir / "job.json",
+        *(tmp / "reports").glob("_static/*"),
+    ]:
+        assert f.stat().st_mode & 0o777 == 0o644, (f, oct(f.stat().st_mode))
+    nb = nbformat.read(job_dir / "notebook.ipynb", as_version=4)
+    figures = [
+        o for c in nb.cells for o in c.get("outputs", []) if "application/vnd.plotly.v1+json" in o.get("data", {})
+    ]
+    assert figures and "plotly.js v" not in (job_dir / "notebook.ipynb").read_text()  # the figure kept, the bundle out
+    page = (job_dir / "index.html").read_text()
+    home = re.search(r"<a href=[\"']([^\"']+)[\"']>all reports</a>", page).group(1)
+    assert home == "../../../index.html" and (job_dir / home).resolve() == (tmp / "reports" / "index.html").resolve()
+    after = page[page.index("Checkpoints") :]
+    table = visible_text(
+        after[after.index("<table") : after.index("</table>")]
+    )  # the checkpoints, as the table shows them
+    assert "yes" in table and ".pt" in table and "/checkpoints/" not in table and "is_best" not in table, table
+    with network_blocked(job_dir / "index.html") as (view, aborted, errors):
+        view.set_viewport_size({"width": 1280, "height": 900})
+        chart = view.locator(".wb-charts .js-plotly-plot")
+        chart.wait_for(timeout=30_000)
+        box, params = chart.bounding_box(), view.locator("h3", has_text="Parameters").bounding_box()
+        assert box["y"] < 300 and box["y"] + box["height"] < 900 and params["y"] > box["y"], (box, params)
+        legend = view.locator(".wb-charts .legend").bounding_box()
+        titles = view.locator(".wb-charts .annotation-text").all_text_contents()
+        assert "Value loss" in titles and legend["y"] > box["y"] + 0.6 * box["height"], (legend, box)  # below the plots
+    assert not aborted and not errors, (aborted, errors)
+
+
 def test_batch_page_reads_well(shared):
     "Labelled ± over seeds with no averaged CI bounds, fmt_number everywhere, steps with separators, real titles."
     tmp, batch_dir, job_page = shared
@@ -201,7 +248,7 @@ def test_reports_load_nothing_remote(shared, tmp_path):
         assert not remote_fetches(p.read_text()), (p, remote_fetches(p.read_text()))
     copy = tmp_path / "copy"
     shutil.copytree(tmp, copy, ignore=shutil.ignore_patterns("*.pt"))
-    r = workbench("report", "--out", "reports", cwd=copy)  # the default: plotly.js inline again
+    r = workbench("report", "--out", "reports", "--plotly", "inline", cwd=copy)  # plotly.js in each page
     assert r.returncode == 0, r.stderr
     pages = pages_of(copy / "reports")
     assert len(pages) == 5

@@ -104,7 +104,9 @@ def test_a_trial_killed_is_recorded_as_failed_and_the_sweep_goes_on(tmp_path):
         assert "exit code -9" in killed["error"] and row["best"]["trial"] == second["id"], (killed, row)
     assert "t000 failed" in out and integrity(tmp_path / "runs") == "ok"
     # The timeout stopped the second trial, scored on the curve it reached; its run says it was stopped.
-    assert "t001: past the timeout; stopping it" in out and "2 trials (1 timeout, 1 failed)" in out, out[-3000:]
+    assert "t001: past the timeout; stopping it" in out and "2 trials (1 stopped at the timeout, 1 failed)" in out, out[
+        -3000:
+    ]
     assert second["status"] == "timeout" and second["score"] is not None, second
     assert store.get_run(second["run_id"])["status"] == "stopped"
 

@@ -28,7 +28,7 @@ rm -f "$WORKBENCH_DOCS_BUILD".rc "$WORKBENCH_DOCS_BUILD".log test-artifacts/cpu.
 ( while sleep 5; do echo "$(date +%s) $(head -1 /proc/stat | cut -d' ' -f3-)" >>test-artifacts/cpu.txt; done ) &
 sampler=$!
 echo "== $(date +%T) the notebooks, and the docs site built from them (tools/docs.py build), beside pytest"
-( python tools/docs.py build >"$WORKBENCH_DOCS_BUILD.log" 2>&1; echo $? >"$WORKBENCH_DOCS_BUILD.rc.part"
+( python tools/docs.py build --fresh >"$WORKBENCH_DOCS_BUILD.log" 2>&1; echo $? >"$WORKBENCH_DOCS_BUILD.rc.part"
   mv "$WORKBENCH_DOCS_BUILD.rc.part" "$WORKBENCH_DOCS_BUILD.rc" ) &
 docs=$!
 trap 'pkill -P $docs 2>/dev/null; kill $docs $sampler 2>/dev/null' EXIT

@@ -345,6 +345,8 @@ def make_parser(argv: Optional[list[str]] = None) -> Parser:
 
 def main(argv: Optional[list[str]] = None) -> int:
     "Entry point of the `workbench` command."
+    import warnings
+    warnings.formatwarning = lambda message, *_, **__: f"workbench: warning: {message}\n"   # one line, as errors are
     argv = sys.argv[1:] if argv is None else list(argv)
     args = make_parser(argv).parse_args(argv)
     try: code = args.func(args)

@@ -15,8 +15,9 @@ import numpy as np   # torch is imported where it is used, so that commands whic
 # %% auto #0
 __all__ = ['WorkbenchError', 'ConfigError', 'EnvError', 'CheckpointError', 'Parser', 'coerce_value', 'config_from_dict',
            'check_types', 'config_fields', 'field_docs', 'docs_from_source', 'read_mapping_file', 'load_config_file',
-           'seed_everything', 'process_rank', 'is_main_process', 'resolve_device', 'reuse_freed_memory', 'atomic_write',
-           'atomic_write_text', 'cache_root', 'path_arg', 'check_new_folder', 'code_version', 'host_name']
+           'seed_everything', 'process_rank', 'is_main_process', 'resolve_device', 'reuse_freed_memory',
+           'new_file_mode', 'atomic_write', 'atomic_write_text', 'cache_root', 'path_arg', 'check_new_folder',
+           'code_version', 'host_name']
 
 # %% ../nbs/00a_core.ipynb #f4e17146
 class WorkbenchError(ValueError):
@@ -220,13 +221,25 @@ def reuse_freed_memory(mmap_mb: int = 32, trim_mb: int = 256) -> bool:
     return bool(mallopt(M_MMAP_THRESHOLD, mmap_mb << 20)) and bool(mallopt(M_TRIM_THRESHOLD, trim_mb << 20))
 
 # %% ../nbs/00a_core.ipynb #ec801355
+def new_file_mode() -> int:
+    "The mode `open()` gives a new file: 0o666 less the process's umask (read from /proc where it can be, not set)."
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("Umask:"): return 0o666 & ~int(line.split()[1], 8)
+    except (OSError, ValueError): pass
+    mask = os.umask(0o022); os.umask(mask)
+    return 0o666 & ~mask
+
 def atomic_write(path: Union[str, Path], write) -> Path:
-    "Call `write(file)` on a temp file beside `path`, fsync it, then rename it to `path`."
+    """Call `write(file)` on a temp file beside `path`, fsync it, then rename it to `path`. The file gets the mode a
+    plain `open()` would give it (a file it replaces keeps its own), not the temp file's owner-only 0600."""
     path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
+    mode = path.stat().st_mode & 0o777 if path.exists() else new_file_mode()
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:
-            write(f); f.flush(); os.fsync(f.fileno())
+            write(f); f.flush(); os.fchmod(f.fileno(), mode); os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True); raise

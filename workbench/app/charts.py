@@ -62,6 +62,7 @@ LIVE_CSS = """
       .wb-samples { margin-top: 8px; font-size: 12px; max-height: 420px; overflow-y: auto; }
       .wb-samples table { border-collapse: collapse; width: 100%; table-layout: fixed; }
       .wb-samples th, .wb-samples td { border-bottom: 1px solid #e5e5e5; padding: 3px 6px; text-align: left; vertical-align: top; overflow-wrap: anywhere; }
+      .wb-samples th { overflow-wrap: normal; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
       .wb-samples pre { margin: 0; white-space: pre-wrap; max-height: 9em; overflow-y: auto; font-size: 11px; }
       .wb-samples .wb-passed td:nth-child(4) { color: #146c43; } .wb-samples .wb-failed td:nth-child(4) { color: #b02a37; }
       .wb-samples .wb-judges { color: #666; font-size: 11px; }"""  # noqa: E501  (CSS)
@@ -75,6 +76,20 @@ LIVE_JS = """
     function div(cls, parent) { const d = document.createElement("div"); d.className = cls; parent.appendChild(d); return d }
     function esc(s) { return String(s).replace(/[&<>"']/g, c => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"})[c]) }
     export function render({ model, el }) {
+      // Enter in a knob's field commits its value, as Tab does: in JupyterLab the browser fires no `change` on Enter
+      // there (measured: keydown arrives, not prevented, and no change follows), so the value waited for a blur. One
+      // listener on the dashboard's outermost element sees the keys of every field inside its shadow roots.
+      setTimeout(() => {
+        let host = el
+        while (host.getRootNode() instanceof ShadowRoot) host = host.getRootNode().host
+        if (host.dataset.wbEnter) return
+        host.dataset.wbEnter = "1"
+        host.addEventListener("keydown", (e) => {
+          const path = e.composedPath(), field = path[0]
+          const knob = path.some(n => n.classList && [...n.classList].some(c => c.startsWith("wb-knob-")))
+          if (e.key === "Enter" && knob && field.tagName === "INPUT") field.dispatchEvent(new Event("change"))
+        }, true)
+      }, 0)
       const root = document.createElement("div")
       const title = div("wb-title", root)
       const bar = div("wb-progress-bar", div("wb-progress", root))
@@ -99,7 +114,7 @@ LIVE_JS = """
           || "<i>no events yet</i>"
       }
       const COLS = ["step", "task", "turn", "outcome", "reward", "advantage", "completion", "feedback"]
-      const WIDTHS = ["6%", "13%", "7%", "9%", "10%", "8%", "28%", "19%"]
+      const WIDTHS = ["6%", "13%", "5%", "9%", "9%", "10%", "28%", "20%"]
       const num = (v) => typeof v === "number" ? v.toFixed(2) : esc(v ?? "")
       const cell = (r, c) => c === "completion" ? `<pre>${esc(r.completion ?? "")}</pre>`
         : c === "task" && r.prompt ? `<details><summary>${esc(r.task ?? "")}</summary><pre>${esc(r.prompt)}</pre></details>`

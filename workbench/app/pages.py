@@ -11,18 +11,19 @@ from typing import Optional
 
 from ..runs.store import RunStore
 from ..runs.sinks import fmt_duration, fmt_number, fmt_time
-from .session import MetricHistory, curriculum_text, lm_eval_metrics, lm_eval_text, judges_text, outcome
+from .session import (MetricHistory, curriculum_text, lm_eval_metrics, lm_eval_text, judges_text, outcome,
+                                   resumed_text)
 from .views import COLORS, CHARTS, _layout, view_of
 from ..train.runner import algorithm_of
 from .api import thin
 
 # %% auto #0
-__all__ = ['LIVE_STATUSES', 'SAMPLE_COLUMNS', 'EVAL_COLUMNS', 'CHART_KEYS', 'OVERLAY_POINTS', 'BAND_POINTS', 'NOT_SET',
-           'HPARAMS_CSS', 'GROUP_FIELDS', 'RUN_COLUMNS', 'run_head', 'interrupted_note', 'event_text', 'event_details',
-           'event_rows', 'sample_rows', 'checkpoint_rows', 'eval_files', 'eval_rows', 'chart_keys', 'metric_history',
-           'eval_history', 'ema', 'duration_ticks', 'overlay_series', 'without_data', 'band', 'overlay_figure',
-           'flatten_config', 'config_diff', 'hparams_html', 'run_rows', 'matches', 'group_value', 'group_label',
-           'group_order', 'group_keys']
+__all__ = ['LIVE_STATUSES', 'SAMPLE_COLUMNS', 'SAMPLE_WIDTHS', 'EVAL_COLUMNS', 'CHART_KEYS', 'OVERLAY_POINTS', 'BAND_POINTS',
+           'NOT_SET', 'HPARAMS_CSS', 'GROUP_FIELDS', 'RUN_COLUMNS', 'run_head', 'interrupted_note', 'event_text',
+           'event_details', 'event_rows', 'sample_rows', 'checkpoint_rows', 'eval_files', 'eval_rows', 'chart_keys',
+           'metric_history', 'eval_history', 'ema', 'duration_ticks', 'overlay_series', 'without_data', 'band',
+           'overlay_figure', 'flatten_config', 'config_diff', 'hparams_html', 'run_rows', 'matches', 'group_value',
+           'group_label', 'group_order', 'group_keys']
 
 # %% ../../nbs/07e_app.pages.ipynb #b2c0e002
 LIVE_STATUSES = ("created", "running", "paused")
@@ -68,6 +69,9 @@ def event_details(kind: str, data) -> str:
     "An event's details for people: a sentence for an LM run's evaluation, curriculum move or samples; else `event_text`."
     if isinstance(data, dict) and kind == "eval" and "pass_rate" in data: return lm_eval_text(data)
     if isinstance(data, dict) and kind == "curriculum": return curriculum_text(data)
+    if isinstance(data, dict) and kind == "resumed": return resumed_text(data)
+    if isinstance(data, dict) and kind == "status":   # a fact that is not so (resumed: no) says nothing
+        return event_text({k: v for k, v in data.items() if v is not False})
     if isinstance(data, dict) and kind == "samples" and isinstance(data.get("samples"), list):
         shown = [s for s in data["samples"] if isinstance(s, dict)]
         return f"{len(shown)} samples, {sum(bool(s.get('passed')) for s in shown)} passed"
@@ -83,6 +87,7 @@ def event_rows(events: list):
     return pd.DataFrame(rows, columns=["time", "step", "kind", "details"])
 
 SAMPLE_COLUMNS = ["step", "task", "turn", "outcome", "reward", "advantage", "judges", "feedback", "prompt", "completion"]
+SAMPLE_WIDTHS = {"step": 70, "task": 130, "turn": 60, "outcome": 110, "reward": 80, "advantage": 100, "judges": 150}   # px
 
 def sample_rows(events: list):
     """A language-model (or team) run's `samples` events as one table, newest first: step, task, turn, outcome, reward,
@@ -259,6 +264,7 @@ def overlay_figure(series: dict, key: str, smoothing: float = 0.0, xaxis: str = 
         shown = sum(1 for t in data if t.get("showlegend", True))
         title = f"{key}: mean ± std of {shown} group{'s' if shown != 1 else ''} ({n} run{'s' if n != 1 else ''})"
     else: title = f"{key} of {next(iter(drawn))}" if n == 1 else f"{key} of {n} runs" if n else f"{key}: tick runs to plot them"
+    if missing: title += f" ({len(missing)} ticked run{'s' if len(missing) != 1 else ''} without it, named below)"
     layout = _layout(title + (f", smoothed (EMA weight {smoothing:g})" if smoothing else ""), key.split("/")[-1])
     layout.update(height=360, uirevision=f"{key} {xaxis}")   # a new metric or axis starts unzoomed; a refresh keeps the zoom
     if xaxis == "wall time":
@@ -361,6 +367,6 @@ def group_keys(rows: list) -> list:
     for r in rows:
         leaves = [_leaf(k) for k in r["flat"]]
         ambiguous.update(l for l in leaves if leaves.count(l) > 1)
-    names = {k if _leaf(k) in ambiguous else _leaf(k) for r in rows for k in r["flat"]}
+    names = {k if _leaf(k) in ambiguous else _leaf(k) for r in rows for k in r["flat"]} - set(GROUP_FIELDS)   # (env: a field)
     def values(n): return {_short(v) for r in rows if (v := group_value(r, n)) is not NOT_SET}
     return sorted(n for n in names if len(values(n)) > 1)

@@ -13,6 +13,7 @@ import panel as pn
 from fastcore.basics import patch
 
 from ..runs.events import Metric
+from ..runs.sinks import round_number
 from ..runs.labels import check_tag  # noqa: F401  (and `RunStore.tag_run`, `tags`, `run_sweeps`)
 from .pages import (LIVE_STATUSES, HPARAMS_CSS, GROUP_FIELDS, RUN_COLUMNS, group_label, group_keys,
                                  group_order, group_value, hparams_html, matches, overlay_figure, overlay_series,
@@ -31,6 +32,7 @@ def runs_table(rows: list, suffix: str = "", group: Optional[str] = None):
     import pandas as pd
     link = lambda rid: f"<a href='run?id={quote(rid)}{suffix.replace('?', '&')}'>{html.escape(rid)}</a>"  # noqa: E731
     return pd.DataFrame([{**{k: r[k] for k in RUN_COLUMNS[1:]}, "run": link(r["id"]), "tags": ", ".join(r["tags"]),
+                          **{k: round_number(r[k]) for k in ("best score", "last return")},   # (as fmt_number shows them)
                           "started": time.strftime("%m-%d %H:%M", time.localtime(r["started"])),
                           "group": group_label(r, group) if group else ""} for r in rows], columns=["group", *RUN_COLUMNS])
 
@@ -43,8 +45,8 @@ def _runs_tabulator(grouped: bool):
     how = (dict(groupby=["group"], pagination=None, height=520, visible=False)
            if grouped else dict(pagination="local", page_size=25))
     number = lambda form: NumberFormatter(format=form, nan_format="-", null_format="-")  # noqa: E731
-    formatters = {"run": {"type": "html"}, "steps": number("0,0"), "best score": number("0,0.0[000]"),
-                  "last return": number("0,0.0[000]")}   # (a table made empty would show a column of None as text)
+    formatters = {"run": {"type": "html"}, "steps": number("0,0"), "best score": number("0,0[.][000000]"),
+                  "last return": number("0,0[.][000000]")}   # (a table made empty would show a column of None as text)
     return pn.widgets.Tabulator(runs_table([]), selectable="checkbox", show_index=False, disabled=True,
                                 hidden_columns=["id", "group"], formatters=formatters, widths={"run": 320},
                                 sizing_mode="stretch_width", css_classes=["wb-runs-grouped" if grouped else "wb-runs-table"],

@@ -14,15 +14,15 @@ import panel as pn
 import tornado.web
 
 from ..runs.store import RunStore
-from ..runs.sinks import fmt_number, fmt_time
+from ..runs.sinks import fmt_number, fmt_time, round_number
 from .session import SESSION_ALGORITHMS, TrainingSession, MetricHistory
 from .charts import chart_figure
 from .views import chart_set, view_of, _layout
 from .api import (ApiHandler, SystemMonitor, allowed_hosts, check_bind, guard_application, public_host, system_line,
                                StatusApi, RunsApi, MetricsApi, RunApi, PerformanceApi, TrendsApi, SweepsApi, SweepApi,
                                NotFoundApi, sweeps_summary)
-from ..jobs.sweep_report import sweep_data, sweep_figures
-from .pages import (LIVE_STATUSES, chart_keys, run_head, event_rows, checkpoint_rows, sample_rows,
+from ..jobs.sweep_report import sweep_data, sweep_figures, trial_status
+from .pages import (LIVE_STATUSES, SAMPLE_WIDTHS, chart_keys, run_head, event_rows, checkpoint_rows, sample_rows,
                                  metric_history, eval_history, eval_files, eval_rows)
 from .runs import runs_page
 from .dashboard import TrainingDashboard
@@ -182,7 +182,8 @@ def run_page(app: WorkbenchApp, suffix: str):
                                    header_filters={"step": {"type": "number", "func": ">=", "placeholder": "from step"},
                                                    **{c: {"type": "input", "func": "like"}
                                                       for c in ("task", "turn", "outcome", "feedback")}},
-                                   formatters={c: {"type": "textarea"} for c in ("feedback", "prompt", "completion")}, **tables)
+                                   formatters={c: {"type": "textarea"} for c in ("feedback", "prompt", "completion")},
+                                   **{**tables, "layout": "fit_columns"}, widths=SAMPLE_WIDTHS)   # (long text wraps)
     scored = bool(eval_files(run["run_dir"]))   # a code agent's evaluations, task by task
     evaluations = pn.widgets.Tabulator(eval_rows(None), pagination="local", page_size=15, css_classes=["wb-evals"], **tables,
                                        header_filters={c: {"type": "input", "func": "like"} for c in ("task", "passed")},
@@ -316,9 +317,8 @@ def sweep_trials_table(data: dict, suffix: str = ""):
     for t in data["trials"]:
         run = (f"<a href='run?id={quote(t['run_id'])}{suffix.replace('?', '&')}'>{html.escape(t['run_id'])}</a>"
                if t.get("run_id") else "")
-        r4 = lambda v: None if v is None else float(f"{v:.4g}")   # noqa: E731  4 significant digits, as the other pages
-        rows.append({"trial": t["id"].rsplit("-", 1)[-1], "status": t["status"], **t["parameters"],
-                     data["sweep"]["metric"]: r4(t["score"]), "cost": r4(t["cost"]),
+        rows.append({"trial": t["id"].rsplit("-", 1)[-1], "status": trial_status(t["status"]), **t["parameters"],
+                     data["sweep"]["metric"]: round_number(t["score"]), "cost": round_number(t["cost"]),   # as pages show them
                      "Pareto": "✓" if t["idx"] in data["pareto"] else "", "run": run})
     return pd.DataFrame(rows)
 

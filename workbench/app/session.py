@@ -15,12 +15,12 @@ from ..runs.events import GOAL_MET, Event, Kind, Metric
 from ..train.config import KNOBS, TrainConfig
 from ..train.runner import ALGORITHMS, algorithm_of, check_config, new_trainer, record_run, fit_run
 from ..runs.sinks import fmt_number
-from .views import fmt_rate, view_of
+from .views import (curriculum_text, fmt_rate, judges_text, lm_eval_metrics, lm_eval_text, outcome,
+                                  resumed_text, view_of)
 
 # %% auto #0
-__all__ = ['SESSION_ALGORITHMS', 'SESSION_CONFIGS', 'LIVE_KNOBS', 'LM_SLIDERS', 'ALL_KNOBS', 'OUTCOMES', 'MetricHistory',
-           'session_knobs', 'knob_values', 'planned_steps', 'describe', 'TrainingSession', 'Knob', 'lm_eval_metrics',
-           'lm_eval_text', 'curriculum_text', 'outcome', 'judges_text']
+__all__ = ['SESSION_ALGORITHMS', 'SESSION_CONFIGS', 'LIVE_KNOBS', 'LM_SLIDERS', 'ALL_KNOBS', 'MetricHistory', 'session_knobs',
+           'knob_values', 'planned_steps', 'describe', 'TrainingSession', 'Knob']
 
 # %% ../../nbs/07a_app.session.ipynb #f833c8e4
 def _count_arg(name: str, value, least: int = 1) -> None:
@@ -166,6 +166,10 @@ class TrainingSession(param.Parameterized):
         if self.status not in ("running", "starting") or not self.sps: return None
         return max(0.0, (self.total_timesteps - self.global_step) / self.sps)
 
+    def __repr__(self) -> str:   # (a cell ending in `session.start()` shows this line, not every parameter)
+        return (f"TrainingSession({self.run_id or describe(self.config)}: {self.status}, step {self.global_step:,} of "
+                f"{self.total_timesteps:,})")
+
 class Knob(param.Number):
     "A live knob's parameter: a value that is not a finite number in its bounds is a `ConfigError` naming the knob."
     def _validate(self, val):
@@ -239,41 +243,6 @@ def _start(self: TrainingSession) -> TrainingSession:
     self._thread.start()
     return self
 
-# %% ../../nbs/07a_app.session.ipynb #7f7dc71f
-def lm_eval_metrics(d: dict) -> dict:
-    "The history keys of a language-model run's `eval` event: `eval/pass_rate`, `eval/pass_rate/<level>`, SFT's `eval/val_loss`."
-    return {f"eval/{k}": v for k, v in d.items() if k in ("pass_rate", "val_loss") or k.startswith("pass_rate/")}
-
-def lm_eval_text(d: dict) -> str:
-    "A language-model run's evaluation in words: 'val pass@1 0.93 [0.86, 0.97] (easy 1.00, medium 0.90, hard 0.90)'."
-    ci = d.get("ci95") or []
-    text = f"{d.get('split', 'val')} pass@1 {fmt_rate(d.get('pass_rate'))}"
-    if len(ci) == 2: text += f" [{fmt_rate(ci[0])}, {fmt_rate(ci[1])}]"
-    levels = [f"{k.split('/', 1)[1]} {fmt_rate(v)}" for k, v in d.items() if k.startswith("pass_rate/")]
-    if levels: text += f" ({', '.join(levels)})"
-    if d.get("val_loss") is not None: text += f", val loss {fmt_number(d['val_loss'])}"
-    return text
-
-def curriculum_text(d: dict) -> str:
-    "A move of the curriculum in words: 'easy -> medium at rolling pass rate 0.78 over 64 episodes'."
-    return (f"{d.get('from')} -> {d.get('to')} at rolling pass rate {fmt_rate(d.get('rate'))}"
-            + (f" over {d['episodes']} episodes" if d.get("episodes") else ""))
-
-OUTCOMES = (("a syntax error", "syntax error"), ("a test failed", "test failed"), ("refused as unsafe", "unsafe"),
-            ("ran past", "timeout"))   # a sample's feedback -> its outcome, in words that match what happened
-
-def outcome(sample: dict) -> str:
-    """What became of a sample: its own `outcome` (a team's says how the team did), else passed, syntax error, test
-    failed, unsafe, timeout, or error (its feedback says which)."""
-    if sample.get("outcome"): return sample["outcome"]
-    if sample.get("passed"): return "passed"
-    said = str(sample.get("feedback") or "")
-    return next((name for start, name in OUTCOMES if said.startswith(start)), "error" if said else "failed")
-
-def judges_text(judges) -> str:
-    "A sample's per-judge rewards in words: 'exec 1, static 0.8'."
-    return ", ".join(f"{k} {fmt_number(v)}" for k, v in (judges or {}).items())
-
 # %% ../../nbs/07a_app.session.ipynb #1bdd754a
 @patch
 def _on_event(self: TrainingSession, e: Event) -> None:
@@ -307,6 +276,9 @@ def _on_event(self: TrainingSession, e: Event) -> None:
         self.history.add(e.step, {Metric.EVAL_RETURN: d.get("mean_return")})
         self._note(e.step, "eval", f"evaluation: mean return {fmt_number(d['mean_return'])} ± {fmt_number(d['std_return'])} (sd) "
                                    f"over {d['episodes']} episodes")
+        self._set()
+    elif e.kind == Kind.RESUMED:
+        self._note(e.step, "status", resumed_text(d))
         self._set()
     elif e.kind == Kind.CURRICULUM:
         self._note(e.step, "curriculum", f"curriculum: {curriculum_text(d)}")

@@ -16,8 +16,9 @@ from ..env.make import env_roles
 from ..train.runner import algorithm_of
 
 # %% auto #0
-__all__ = ['COLORS', 'CHARTS', 'LM_CHARTS', 'VIEWS', 'lm_charts', 'role_charts', 'team_charts', 'fmt_rate', 'sampled', 'RunView',
-           'LMView', 'TeamView', 'view_of', 'chart_set']
+__all__ = ['COLORS', 'CHARTS', 'LM_CHARTS', 'VIEWS', 'OUTCOMES', 'lm_charts', 'role_charts', 'team_charts', 'fmt_rate', 'sampled',
+           'RunView', 'LMView', 'TeamView', 'view_of', 'chart_set', 'lm_eval_metrics', 'lm_eval_text', 'resumed_text',
+           'curriculum_text', 'outcome', 'judges_text']
 
 # %% ../../nbs/07_app.views.ipynb #5d6b7fb9
 COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e")
@@ -201,3 +202,43 @@ def view_of(config) -> RunView:
 def chart_set(config=None) -> dict:
     "The charts of a run of `config` (a config or its dict as stored; None: `CHARTS`): its view's."
     return view_of(config).charts(config)
+
+# %% ../../nbs/07_app.views.ipynb #7f7dc71f
+def lm_eval_metrics(d: dict) -> dict:
+    "The history keys of a language-model run's `eval` event: `eval/pass_rate`, `eval/pass_rate/<level>`, SFT's `eval/val_loss`."
+    return {f"eval/{k}": v for k, v in d.items() if k in ("pass_rate", "val_loss") or k.startswith("pass_rate/")}
+
+def lm_eval_text(d: dict) -> str:
+    "A language-model run's evaluation in words: 'val pass@1 0.93 [0.86, 0.97] (easy 1.00, medium 0.90, hard 0.90)'."
+    ci = d.get("ci95") or []
+    text = f"{d.get('split', 'val')} pass@1 {fmt_rate(d.get('pass_rate'))}"
+    if len(ci) == 2: text += f" [{fmt_rate(ci[0])}, {fmt_rate(ci[1])}]"
+    levels = [f"{k.split('/', 1)[1]} {fmt_rate(v)}" for k, v in d.items() if k.startswith("pass_rate/")]
+    if levels: text += f" ({', '.join(levels)})"
+    if d.get("val_loss") is not None: text += f", val loss {fmt_number(d['val_loss'])}"
+    return text
+
+def resumed_text(d: dict) -> str:
+    "Where a run came from, in words: resumed from a checkpoint of its own, or a new run from another run's weights."
+    if d.get("init"): return f"a new run, from the weights of {d.get('checkpoint')}"
+    return f"resumed from {d.get('checkpoint')}"
+
+def curriculum_text(d: dict) -> str:
+    "A move of the curriculum in words: 'easy -> medium at rolling pass rate 0.78 over 64 episodes'."
+    return (f"{d.get('from')} -> {d.get('to')} at rolling pass rate {fmt_rate(d.get('rate'))}"
+            + (f" over {d['episodes']} episodes" if d.get("episodes") else ""))
+
+OUTCOMES = (("a syntax error", "syntax error"), ("a test failed", "test failed"), ("refused as unsafe", "unsafe"),
+            ("ran past", "timeout"))   # a sample's feedback -> its outcome, in words that match what happened
+
+def outcome(sample: dict) -> str:
+    """What became of a sample: its own `outcome` (a team's says how the team did), else passed, syntax error, test
+    failed, unsafe, timeout, or error (its feedback says which)."""
+    if sample.get("outcome"): return sample["outcome"]
+    if sample.get("passed"): return "passed"
+    said = str(sample.get("feedback") or "")
+    return next((name for start, name in OUTCOMES if said.startswith(start)), "error" if said else "failed")
+
+def judges_text(judges) -> str:
+    "A sample's per-judge rewards in words: 'exec 1, static 0.8'."
+    return ", ".join(f"{k} {fmt_number(v)}" for k, v in (judges or {}).items())

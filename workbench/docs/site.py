@@ -5,15 +5,16 @@
 # %% ../../nbs/10b_docs.site.ipynb #dbeef276
 from __future__ import annotations
 from ..core import WorkbenchError, atomic_write_text  # first: quiets dependency notices
-import ast, html, json, os, re, shutil, subprocess, sys, time
+import ast, contextlib, hashlib, html, json, os, re, shutil, subprocess, sys, time
 from pathlib import Path
 from typing import Optional, Sequence
 
 # %% auto #0
 __all__ = ['PLOTLY', 'LIVE', 'LIVE_NOTE', 'NB_LINK', 'GUIDES', 'REFERENCES', 'SHIM', 'FIGURES_JS', 'SITE_CSS', 'PLOTLY_SRC',
-           'REL_LINK', 'README_HEADER', 'DocsError', 'skip_flags', 'notebooks', 'runs_as_test', 'run_notebook', 'fence',
-           'output_markdown', 'defined_names', 'page_markdown', 'page_path', 'title_of', 'relative_link',
-           'mkdocs_config', 'execute_all', 'module_of', 'write_gallery', 'write_pages', 'build_site', 'readme_markdown']
+           'HREF', 'REL_LINK', 'README_HEADER', 'DocsError', 'skip_flags', 'notebooks', 'runs_as_test', 'run_notebook',
+           'fence', 'output_markdown', 'defined_names', 'page_markdown', 'page_path', 'title_of', 'relative_link',
+           'mkdocs_config', 'source_digest', 'cache_key', 'execute_all', 'module_of', 'gallery_links', 'write_gallery',
+           'write_pages', 'build_site', 'readme_markdown']
 
 # %% ../../nbs/10b_docs.site.ipynb #8fbe069b
 class DocsError(WorkbenchError):
@@ -202,26 +203,61 @@ SITE_CSS = """.wb-output { overflow-x: auto; font-size: .7rem; }
 .wb-plotly { min-height: 320px; }
 """
 
+@contextlib.contextmanager
+def _quiet_fds():
+    "Whatever the process writes to its stdout and stderr (a notebook's libraries printing reprs) goes nowhere meanwhile."
+    sys.stdout.flush(); sys.stderr.flush()
+    saved = [os.dup(1), os.dup(2)]
+    with open(os.devnull, "w") as null:
+        os.dup2(null.fileno(), 1); os.dup2(null.fileno(), 2)
+        try: yield
+        finally:
+            sys.stdout.flush(); sys.stderr.flush()
+            for fd, s in zip((1, 2), saved): os.dup2(s, fd); os.close(s)
+
 def _execute(item) -> tuple:
-    "Worker: (path, the executed notebook or None, the error or None, seconds)."
+    "Worker: (path, the executed notebook or None, the error or None, seconds); what the notebook prints is not shown."
     path, execute = item
     t0 = time.perf_counter()
-    try: return str(path), run_notebook(Path(path), execute), None, time.perf_counter() - t0
+    try:
+        with _quiet_fds(): return str(path), run_notebook(Path(path), execute), None, time.perf_counter() - t0
     except DocsError as e: return str(path), None, str(e), time.perf_counter() - t0
 
-def execute_all(paths: Sequence[Path], n_workers: int = 2, log=print) -> dict:
+def source_digest(root: Path) -> str:
+    "A digest of the package's source (every `workbench/**/*.py`): the outputs of a notebook depend on it too."
+    h = hashlib.sha256()
+    for p in sorted((Path(root) / "workbench").rglob("*.py")): h.update(p.relative_to(root).as_posix().encode() + p.read_bytes())
+    return h.hexdigest()
+
+def cache_key(path: Path, digest: str) -> str:
+    """What an executed notebook's outputs depend on: its cells (their kind and source, not the outputs a session in
+    JupyterLab saved), whether it runs, the cells left out (`skip_flags`) and the package's source (`source_digest`)."""
+    cells = [[c["cell_type"], "".join(c["source"])] for c in json.loads(Path(path).read_text())["cells"]]
+    key = json.dumps([cells, runs_as_test(path), skip_flags(Path(path).parent), digest])
+    return hashlib.sha256(key.encode()).hexdigest()[:24]
+
+def execute_all(paths: Sequence[Path], n_workers: int = 2, log=print, cache: Optional[Path] = None,
+                digest: str = "") -> dict:
     """Every notebook run once (those `nbdev_test` runs; the job templates read only), `n_workers` at a time in
-    processes of their own; their dicts by path. Raises `DocsError` naming every notebook that failed."""
+    processes of their own; their dicts by path, one line each. With a `cache` folder, a notebook whose `cache_key`
+    is there is not run again (its outputs are reused), and each run's outputs are kept there. Raises `DocsError`
+    naming every notebook that failed."""
     from fastcore.parallel import parallel
-    items = [(str(p), runs_as_test(p)) for p in paths]
+    out, failed, todo = {}, [], []
+    for p in paths:
+        f = Path(cache) / f"{Path(p).stem}-{cache_key(p, digest)}.json" if cache else None
+        if f is not None and f.exists():
+            out[str(p)] = json.loads(f.read_text()); log(f"  {Path(p).name}: unchanged, its outputs reused")
+        else: todo.append((str(p), runs_as_test(p), f))
+    items = [(p, run) for p, run, _ in todo]
     done = parallel(_execute, items, n_workers=n_workers, progress=False) if n_workers > 1 else map(_execute, items)
-    out, failed = {}, []
-    for path, nb, err, secs in done:
+    for (path, nb, err, secs), (_, _, f) in zip(done, todo):
         log(f"  {Path(path).name}: {'FAILED' if err else 'ok'} in {secs:.1f} s")
-        if err: failed.append(err)
-        else: out[path] = nb
+        if err: failed.append(err); continue
+        out[path] = nb
+        if f is not None: atomic_write_text(f, json.dumps(nb))
     if failed: raise DocsError("\n\n".join(failed) + f"\n{len(failed)} notebook(s) failed")
-    return out
+    return {str(p): out[str(p)] for p in paths}
 
 # %% ../../nbs/10b_docs.site.ipynb #cf42437d
 def module_of(nb: dict) -> Optional[str]:
@@ -230,6 +266,17 @@ def module_of(nb: dict) -> Optional[str]:
     return found[0][0] if found else None
 
 PLOTLY_SRC = re.compile(r'<script src="([^"]*_static/plotly-([0-9][^"/]*)\.min\.js)"')
+HREF = re.compile(r"""<(?:a|link|script)\b[^>]*?\b(?:href|src)\s*=\s*["']([^"'#?]+)""", re.I)
+
+def gallery_links(site: Path) -> list:
+    """The gallery's HTML pages are copied into the site as they are, so mkdocs does not check their links: every
+    relative link and script of each must name a file of the built `site`. The broken ones, as `page: link`."""
+    broken = []
+    for page in sorted((Path(site) / "gallery").rglob("*.html")):
+        for link in HREF.findall(page.read_text()):
+            if re.match(r"[a-z]+:|/", link): continue   # (another site, or absolute: reports load nothing remote)
+            if not (page.parent / html.unescape(link)).exists(): broken.append(f"{page.relative_to(site)}: {link}")
+    return broken
 
 def write_gallery(gallery: Path, docs: Path) -> Optional[str]:
     """The example reports of `nbs/gallery/` (made by `tools/gallery.py`) copied into the site, the installed plotly.js put
@@ -283,14 +330,16 @@ def _order(executed: dict, nbs: Path, page: str) -> str:
     "A module page's place in the nav: its notebook's name (numbered by stage)."
     return next(Path(p).name for p in executed if page_path(Path(p), nbs) == page)
 
-def build_site(root: Path, site: Optional[Path] = None, n_workers: int = 2, log=print) -> Path:
+def build_site(root: Path, site: Optional[Path] = None, n_workers: int = 2, log=print, cache: Optional[Path] = None) -> Path:
     """The docs site of the repository at `root`, built into `site` (default `_docs/`): every notebook executed as
-    `nbdev_test` runs it, made a page, the references generated, then `mkdocs build` in strict mode (a broken link, a
-    missing page or a failing notebook fails it). The old site is replaced only when the new one is whole."""
+    `nbdev_test` runs it (with a `cache` folder, only those whose cells or the package changed since: `execute_all`),
+    made a page, the references generated, then `mkdocs build` in strict mode (a broken link, a missing page or a
+    failing notebook fails it) and the gallery's own links checked (`gallery_links`). The old site is replaced only
+    when the new one is whole."""
     root = Path(root).resolve(); site = Path(site or root / "_docs").resolve()
     src = root / "_docs_src"; shutil.rmtree(src, ignore_errors=True)
     t0 = time.perf_counter()
-    executed = execute_all(notebooks(root / "nbs"), n_workers, log)
+    executed = execute_all(notebooks(root / "nbs"), n_workers, log, cache, source_digest(root) if cache else "")
     log(f"notebooks run in {time.perf_counter() - t0:.0f} s")
     docs = src / "docs"
     nav, offline = write_pages(root, docs, executed), SHIM.exists()
@@ -307,6 +356,9 @@ def build_site(root: Path, site: Optional[Path] = None, n_workers: int = 2, log=
         shutil.rmtree(cfg["site_dir"], ignore_errors=True)
         said = [x for x in r.stderr.splitlines() if "WARNING" in x or "Error" in x] or r.stderr.splitlines()[-20:]
         raise DocsError("mkdocs build (strict) failed:\n" + "\n".join(said)[-6000:])
+    if broken := gallery_links(Path(cfg["site_dir"])):
+        shutil.rmtree(cfg["site_dir"], ignore_errors=True)
+        raise DocsError("the gallery's pages link to pages the site lacks (make gallery remakes them):\n" + "\n".join(broken))
     shutil.rmtree(site, ignore_errors=True); Path(cfg["site_dir"]).rename(site)
     log(f"site built in {time.perf_counter() - t0:.0f} s: {site}")
     return site

@@ -215,7 +215,7 @@ def _seed_table(batch: dict, states: dict) -> str:
             + sortable_table([*others, "seeds", *[f"{k} (mean ± sd over seeds)" for k in scores]], rows, keys))
 
 # %% ../../nbs/06c_jobs.batch.ipynb #583ab46f
-def build_batch_report(batch_dir: Union[str, Path], plotly: str = "inline") -> Path:
+def build_batch_report(batch_dir: Union[str, Path], plotly: str = "shared") -> Path:
     """Write `<batch_dir>/index.html`: the batch's jobs side by side, their scores over seeds and their learning curves;
     `plotly` 'inline' embeds plotly.js, 'shared' loads the reports folder's copy."""
     check_plotly_mode(plotly)

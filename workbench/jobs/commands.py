@@ -25,12 +25,12 @@ def add_job_flags(p: argparse.ArgumentParser, settable: str, each: str = "") -> 
     p.add_argument("--out", default="reports", help="reports folder (default: reports)")
     p.add_argument("--runs-dir", default="runs", help="run store folder (default: runs; passed to a runs_dir parameter)")
 
-def add_plotly_flag(p: argparse.ArgumentParser, default: Optional[str] = "inline", note: str = "") -> None:
+def add_plotly_flag(p: argparse.ArgumentParser, default: Optional[str] = "shared", note: str = "") -> None:
     "`--plotly inline|shared`: where the reports get plotly.js (`run`, `batch` and `report`)."
     from workbench.jobs.report import PLOTLY_MODES, STATIC_DIR
     p.add_argument("--plotly", choices=PLOTLY_MODES, default=default,
-                   help=f"plotly.js in each report page (inline: ~5 MB a page, each page works alone) or one copy per reports "
-                        f"folder, <out>/{STATIC_DIR}/, that pages load by a relative path (shared); default: inline{note}")
+                   help=f"plotly.js once per reports folder, <out>/{STATIC_DIR}/, that pages load by a relative path (shared), "
+                        f"or in each report page (inline: ~5 MB a page, each page works alone); default: shared{note}")
 
 
 # %% ../../nbs/06e_jobs.commands.ipynb #384efc08

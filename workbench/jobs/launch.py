@@ -67,12 +67,12 @@ def run_batch(batch_dir: Union[str, Path], max_parallel: int = 1, ray_address: O
               announce: Callable[[str], None] = print, progress_every_s: float = 10.0, plotly: Optional[str] = None) -> dict:
     """Run the unfinished jobs of the batch planned in `<batch_dir>/batch.json`, `max_parallel` at a time,
     then write its comparison report; returns the batch record (status finished, failed or interrupted).
-    `plotly` ('inline' or 'shared', see `workbench.jobs.report`; None: the batch's earlier choice, else inline) is kept
+    `plotly` ('inline' or 'shared', see `workbench.jobs.report`; None: the batch's earlier choice, else shared) is kept
     in `batch.json` for the jobs' reports and the comparison."""
     batch_dir = Path(batch_dir)
     batch = json.loads((batch_dir / "batch.json").read_text())
     if max_parallel < 1: raise JobError(f"--max-parallel must be at least 1, got {max_parallel}")
-    plotly = check_plotly_mode(plotly or batch.get("plotly") or "inline")
+    plotly = check_plotly_mode(plotly or batch.get("plotly") or "shared")
     jobs = batch["jobs"]
     done = [j for j in jobs if job_state(batch_dir, j["id"]).get("status") == "finished"]
     todo = [j for j in jobs if j not in done]
@@ -120,7 +120,7 @@ def batch_job_main(argv: Optional[list] = None) -> int:
     try:
         record = run_job(batch["notebook"], job["parameters"], out=batch_dir / "jobs", runs_dir=batch["runs_dir"],
                          processes=batch["processes"], cpu=batch["cpu"], job_id=job_id, batch_id=batch["id"],
-                         stream=True, index=False, plotly=batch.get("plotly") or "inline")
+                         stream=True, index=False, plotly=batch.get("plotly") or "shared")
     except KeyboardInterrupt:   # stopped before the job started, or after it was recorded
         print(f"job {job_id}: stopped", flush=True)
         return 130

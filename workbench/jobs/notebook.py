@@ -259,11 +259,11 @@ def _stops_deferred():
 def run_job(notebook: Union[str, Path], values: Optional[dict] = None, out: Union[str, Path] = "reports",
             runs_dir: Union[str, Path] = "runs", processes: int = 1, cpu: bool = False, job_id: Optional[str] = None,
             batch_id: Optional[str] = None, stream: bool = True, report: bool = True, index: bool = True,
-            plotly: str = "inline") -> dict:
+            plotly: str = "shared") -> dict:
     """Check, record, execute and report one notebook job; returns the job's record (its `status` says how it ended:
     finished, failed, or interrupted by SIGINT/SIGTERM). `index` rebuilds `<out>/index.html` (a batch builds its own);
     `plotly` is the report's plotly.js: 'inline' in the page, or 'shared' once per reports folder."""
-    from workbench.jobs.report import check_plotly_mode
+    from workbench.jobs.report import check_plotly_mode, slim_notebook
     notebook = notebook_path(notebook)
     if processes < 1: raise JobError(f"--processes must be at least 1, got {processes}")
     check_plotly_mode(plotly)
@@ -297,7 +297,7 @@ def run_job(notebook: Union[str, Path], values: Optional[dict] = None, out: Unio
     except KeyboardInterrupt:
         failure = {"error": "interrupted", "cell": None, "interrupted": True}
     with _stops_deferred():   # a stop arriving now takes effect once the job is recorded
-        if tmp.exists(): os.replace(tmp, job_dir / "notebook.ipynb")
+        if tmp.exists(): os.replace(tmp, job_dir / "notebook.ipynb"); slim_notebook(job_dir / "notebook.ipynb")
         ended = time.time()
         result_file = job_dir / "result.json"
         result = json.loads(result_file.read_text()) if result_file.exists() else None

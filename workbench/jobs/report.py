@@ -11,9 +11,10 @@ from typing import Optional, Union
 from ..runs.sinks import fmt_number, fmt_time
 
 # %% auto #0
-__all__ = ['PARAMETER_DIGITS', 'PLOTLY_MODES', 'STATIC_DIR', 'grid_text', 'page_title', 'check_plotly_mode', 'reports_root',
-           'shared_plotly_js', 'plotly_script', 'share_plotly', 'report_head', 'job_title', 'build_report',
-           'sortable_table', 'build_index']
+__all__ = ['PARAMETER_DIGITS', 'PLOTLY_MODES', 'STATIC_DIR', 'STREAM_LINES', 'grid_text', 'page_title', 'check_plotly_mode',
+           'reports_root', 'shared_plotly_js', 'plotly_script', 'share_plotly', 'strip_plotly_bundles', 'slim_notebook',
+           'lift_charts', 'shorten_streams', 'report_head', 'job_title', 'build_report', 'sortable_table',
+           'build_index']
 
 # %% ../../nbs/06a_jobs.report.ipynb #67bdc9a0
 PARAMETER_DIGITS = 15   # parameters are shown in full: two grid values must never look the same
@@ -81,6 +82,61 @@ def share_plotly(page: str, page_dir: Union[str, Path], root: Optional[Union[str
     root = Path(root) if root is not None else reports_root(page_dir)
     return _BUNDLE.sub(lambda m: plotly_script(page_dir, shared_plotly_js(root, m.group(2), m.group(1))), page)
 
+# %% ../../nbs/06a_jobs.report.ipynb #9f80b8db
+_FIGURE = "application/vnd.plotly.v1+json"
+STREAM_LINES = 30   # a report shows a long printed output's last lines (the notebook keeps them all)
+
+def _html_of(out) -> str:
+    t = out.get("data", {}).get("text/html", "")
+    return "".join(t) if isinstance(t, list) else t
+
+def strip_plotly_bundles(nb) -> tuple:
+    """Take plotly.js out of `nb`'s outputs (the `notebook` renderer inlines the ~4.6 MB bundle before the first
+    figure). The figures stay: their JSON, which JupyterLab draws, and their HTML, for which a report loads plotly.js
+    once. Returns (version, bundle) of the first one taken, or (None, None)."""
+    found = (None, None)
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            h = _html_of(out)
+            if h and (m := _BUNDLE.search(h)):
+                found = found if found[0] else (m.group(2), m.group(1))
+                out["data"]["text/html"] = _BUNDLE.sub("", h)
+    return found
+
+def slim_notebook(path: Union[str, Path]) -> Optional[str]:
+    "An executed notebook rewritten (atomically) without plotly.js in its outputs; the bundle's version, or None."
+    import nbformat
+    nb = nbformat.read(str(path), as_version=4)
+    version, _ = strip_plotly_bundles(nb)
+    if version: atomic_write_text(path, nbformat.writes(nb))
+    return version
+
+def lift_charts(nb) -> list:
+    "Take `nb`'s figures out of their cells, each leaving a line that says where it went: their HTML, in order."
+    import nbformat
+    charts = []
+    for cell in nb.cells:
+        for i, out in enumerate(cell.get("outputs", [])):
+            h, data = _html_of(out), out.get("data", {})
+            if "Plotly.newPlot" not in h and not (_FIGURE in data and not h): continue
+            if not h:   # a figure as plotly's JSON only (the `plotly_mimetype` renderer)
+                import plotly.io as pio
+                h = pio.to_html(data[_FIGURE], include_plotlyjs=False, full_html=False)
+            charts.append(h)
+            note = f"<p class='wb-moved'>Chart {len(charts)} is at the top of this report.</p>"
+            cell.outputs[i] = nbformat.v4.new_output("display_data", data={"text/html": note})
+    return charts
+
+def shorten_streams(nb, keep: int = STREAM_LINES) -> None:
+    "Each long printed output cut to its last `keep` lines, after one that says how many went before them."
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            if out.get("output_type") != "stream": continue
+            lines = "".join(out["text"]).splitlines(True)
+            if len(lines) > keep + 5:
+                out["text"] = (f"[{fmt_number(len(lines) - keep)} earlier lines: the whole output is in notebook.ipynb]\n"
+                               + "".join(lines[-keep:]))
+
 # %% ../../nbs/06a_jobs.report.ipynb #c6346a33
 _TEMPLATE = r"""{%- extends 'lab/index.html.j2' -%}
 {%- block html_head_js_requirejs -%}{%- endblock html_head_js_requirejs -%}
@@ -95,6 +151,7 @@ _TEMPLATE = r"""{%- extends 'lab/index.html.j2' -%}
 .wb-head td, .wb-head th { border: 1px solid #ddd; padding: 3px 8px; text-align: left; vertical-align: top; }
 .wb-head th { background: #f5f5f5; }
 .wb-grid { display: flex; gap: 24px; flex-wrap: wrap; }
+.wb-charts { margin: 8px 0; } .wb-moved { font: italic 13px system-ui, sans-serif; color: #666; }
 .wb-status-finished { color: #1a7f37; font-weight: 600; } .wb-status-failed { color: #c00; font-weight: 600; }
 .wb-error { background: #fff0f0; border: 1px solid #f3b5b5; padding: 8px 12px; margin: 8px 0;
             white-space: pre-wrap; font-family: monospace; }
@@ -142,8 +199,9 @@ def _table(rows: dict, head: tuple = (), value=_value) -> str:
     return f"<table>{'<tr>' + th + '</tr>' if th else ''}{body}</table>"
 
 
-def report_head(job: dict) -> str:
-    "The top of a job's report: status, error, parameters, result and environment."
+def report_head(job: dict, charts: list = (), home: str = "../index.html", script: str = "") -> str:
+    """The top of a job's report: status, error, then the notebook's `charts` (after `script`, which loads plotly.js),
+    then parameters, result and environment; `home` is the reports folder's index, relative to the page."""
     env = job.get("environment") or {}
     status = job.get("status", "?")
     err = job.get("error")
@@ -159,8 +217,9 @@ def report_head(job: dict) -> str:
               "notebook": job.get("notebook"), **({"batch": job["batch_id"]} if job.get("batch_id") else {})}
     return (f"<div class='wb-head'><h1>{html.escape(job.get('id', 'job'))}</h1>"
             f"<div>status: <span class='wb-status wb-status-{html.escape(status)}'>{html.escape(status)}</span>"
-            f" · <a href='../index.html'>all reports</a></div>{error}"
-            f"<div class='wb-grid'><div><h3>Parameters</h3>{_table(job.get('parameters') or {}, value=_param)}</div>"
+            f" · <a href='{html.escape(home)}'>all reports</a></div>{error}"
+            + (f"{script}<div class='wb-charts'>{''.join(charts)}</div>" if charts else "")
+            + f"<div class='wb-grid'><div><h3>Parameters</h3>{_table(job.get('parameters') or {}, value=_param)}</div>"
             f"<div><h3>Result</h3>{_table(job.get('result') or {})}</div>"
             f"<div><h3>Job</h3>{_table(timing)}</div>"
             f"<div><h3>Environment</h3>{_table(where_run)}</div></div>"
@@ -172,7 +231,7 @@ def job_title(job: dict) -> str:
     "The tab title of a job's report: its id, status and notebook."
     return page_title(job.get("id", "job"), job.get("status", "?"), Path(job.get("notebook") or "").name)
 
-def build_report(job_dir: Union[str, Path], job: Optional[dict] = None, plotly: str = "inline") -> Path:
+def build_report(job_dir: Union[str, Path], job: Optional[dict] = None, plotly: str = "shared") -> Path:
     """Write `<job_dir>/index.html` from its executed `notebook.ipynb` and its record (`job.json` if `job` is None);
     `plotly` 'inline' embeds plotly.js, 'shared' loads the reports folder's copy (see `share_plotly`)."""
     import nbformat
@@ -187,11 +246,22 @@ def build_report(job_dir: Union[str, Path], job: Optional[dict] = None, plotly: 
         job = json.loads((job_dir / "job.json").read_text())
     nb = nbformat.read(nb_path, as_version=4)
     nb.metadata.pop("title", None)     # the template prefers it to ours
+    version, bundle = strip_plotly_bundles(nb)   # (a notebook executed before `slim_notebook` still carries it)
+    charts = lift_charts(nb)
+    shorten_streams(nb)
+    script = ""
+    if charts:   # plotly.js once, before the charts: in the page, or the reports folder's copy
+        from plotly.offline import get_plotlyjs, get_plotlyjs_version
+        if version in (None, get_plotlyjs_version()): version, bundle = get_plotlyjs_version(), get_plotlyjs()
+        script = (f"<script>{bundle}</script>" if plotly == "inline" else
+                  plotly_script(job_dir, shared_plotly_js(reports_root(job_dir), version, bundle)))
+    home = os.path.relpath(reports_root(job_dir) / "index.html", job_dir)
     exporter = HTMLExporter(extra_loaders=[DictLoader({"workbench_report.html.j2": _TEMPLATE})],
                             template_file="workbench_report.html.j2", mathjax_url="")
-    body, _ = exporter.from_notebook_node(nb, resources={"wb_head": report_head(job), "metadata": {"name": job_title(job)}})
+    head = report_head(job, charts, Path(home).as_posix(), script)
+    body, _ = exporter.from_notebook_node(nb, resources={"wb_head": head, "metadata": {"name": job_title(job)}})
     body = _CDN_MATHJAX.sub("", body)   # plotly's notebook renderer adds it to every figure; the charts do not need it
-    if plotly == "shared": body = share_plotly(body, job_dir)
+    if plotly == "shared": body = share_plotly(body, job_dir)   # (a bundle a notebook carries outside a figure)
     return atomic_write_text(job_dir / "index.html", body)
 
 # %% ../../nbs/06a_jobs.report.ipynb #a8a73b80

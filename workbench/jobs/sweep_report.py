@@ -10,15 +10,21 @@ from pathlib import Path
 from typing import Optional, Union
 
 from ..runs.store import RunStore
-from ..runs.sinks import fmt_time
+from ..runs.sinks import fmt_number, fmt_time
 from .space import pareto_front
 from .report import (_PAGE_CSS, _SORT_JS, _param, _table, _value, check_plotly_mode, page_title,
                                    plotly_script, reports_root, shared_plotly_js, sortable_table)
 
 # %% auto #0
-__all__ = ['sweep_data', 'sweep_figures', 'build_sweep_report']
+__all__ = ['TRIAL_WORDS', 'trial_status', 'sweep_data', 'sweep_figures', 'build_sweep_report']
 
 # %% ../../nbs/06i_jobs.sweep_report.ipynb #eee6ce88
+TRIAL_WORDS = {"timeout": "stopped at the timeout"}   # a trial's status as people read it: its run's word, and why
+
+def trial_status(status: str) -> str:
+    "A trial's status in the words its run's page uses (a trial past its timeout ran a run that was stopped)."
+    return TRIAL_WORDS.get(status, status)
+
 def sweep_data(store: RunStore, sweep_id: str) -> Optional[dict]:
     "A sweep with its trials, best-so-far, Pareto front and lineage (None if the store has no such sweep)."
     sweep = store.get_sweep(sweep_id)
@@ -32,7 +38,7 @@ def sweep_data(store: RunStore, sweep_id: str) -> Optional[dict]:
     scored = [t for t in trials if t["score"] is not None and t["cost"] is not None]
     front = [scored[i]["idx"] for i in pareto_front([(sign * t["score"], t["cost"]) for t in scored])]
     counts = {}
-    for t in trials: counts[t["status"]] = counts.get(t["status"], 0) + 1
+    for t in trials: counts[trial_status(t["status"])] = counts.get(trial_status(t["status"]), 0) + 1
     names = [p["name"] for p in (sweep.get("spec") or {}).get("params", [])] or list(trials[0]["parameters"] if trials else [])
     return {"sweep": sweep, "trials": trials, "best_so_far": best_so_far, "pareto": front, "counts": counts,
             "parameters": names, "lineage": store.lineage(sweep_id)}
@@ -45,14 +51,18 @@ def _whole_ticks(n: int) -> dict:
     return dict(tickmode="linear", tick0=1, dtick=max(1, math.ceil(n / 12)))
 
 def _axis(name: str, values: list, spec: dict) -> dict:
-    "One parallel-coordinates axis: log10 of a log-scaled parameter, a choice's index with its labels."
+    "One parallel-coordinates axis: a log-scaled parameter on a log scale ticked in its values; a choice's index, labelled."
     dist = spec.get("distribution")
     if dist == "choice" or any(isinstance(v, str) for v in values):
         labels = list(spec.get("values") or sorted({str(v) for v in values}))
         return {"label": name, "values": [labels.index(v) if v in labels else labels.index(str(v)) for v in values],
                 "tickvals": list(range(len(labels))), "ticktext": [str(x) for x in labels]}
-    if dist in ("log_normal", "uniform_pow2") and all(v > 0 for v in values):
-        return {"label": f"log10 {name}", "values": [math.log10(v) for v in values]}
+    if dist in ("log_normal", "uniform_pow2") and all(v > 0 for v in values):   # drawn on a log scale, ticked in values
+        logs = [math.log10(v) for v in values]
+        lo, hi = min(logs), max(logs)
+        ticks = [lo + (hi - lo) * i / 4 for i in range(5)] if hi > lo else [lo]
+        return {"label": f"{name} (log scale)", "values": logs, "tickvals": ticks,
+                "ticktext": [fmt_number(10 ** t, 2) for t in ticks]}
     return {"label": name, "values": [float(v) for v in values]}
 
 def sweep_figures(data: dict) -> list:
@@ -142,7 +152,8 @@ def build_sweep_report(sweep_dir: Union[str, Path], plotly: str = "inline") -> P
     rows, keys, pbt = [], [], s["method"] == "pbt"
     for t in data["trials"]:   # a PBT member: its settings now, its last score (cost and Pareto mean nothing there)
         p = t["parameters"]
-        rows.append([html.escape(t["id"].rsplit("-", 1)[-1]), html.escape(t["status"]), *[_param(p.get(n)) for n in names],
+        rows.append([html.escape(t["id"].rsplit("-", 1)[-1]), html.escape(trial_status(t["status"])),
+                     *[_param(p.get(n)) for n in names],
                      _value(t["score"]), *([] if pbt else [_value(t["cost"]), "yes" if t["idx"] in front else ""]),
                      html.escape(t["run_id"] or ""), html.escape(t["error"] or "")])
         keys.append([t["idx"], None, *[p.get(n) if isinstance(p.get(n), (int, float)) else None for n in names],

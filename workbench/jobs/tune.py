@@ -13,7 +13,7 @@ from .space import METHODS
 from .sweep import plan_sweep, run_sweep, _cost_text, _params_text, _short
 from .pbt import run_pbt
 from .schedule import check_ray_address
-from .sweep_report import build_sweep_report
+from .sweep_report import build_sweep_report, trial_status
 
 # %% auto #0
 __all__ = ['OPTION_FLAGS', 'SEARCH_ONLY', 'PBT_ONLY', 'add_sweep_command', 'cmd_sweep', 'check_sweep_flags', 'check_method_flags']
@@ -99,7 +99,7 @@ def cmd_sweep(args) -> int:
     else:
         counts = {s: sum(t["status"] == s for t in trials) for s in ("finished", "stopped", "timeout", "failed")}
         print(f"sweep {row['id']} {row['status']}: {len(trials)} trials (" +
-              ", ".join(f"{n} {s}" for s, n in counts.items() if n) + ")")
+              ", ".join(f"{n} {trial_status(s)}" for s, n in counts.items() if n) + ")")   # (the pages' words)
         b = row.get("best")
         if b: print(f"best: {b['score']:.4g} {_cost_text(b['cost'], row_options)}, {_short(b['trial'])}: "
                     f"{_params_text(b['parameters'])}")

@@ -186,7 +186,7 @@ class StaticJudge(Judge):
     def score(self, query: str, response: str, context: Optional[dict] = None) -> Score:
         try: tree = ast.parse(response)
         except SyntaxError as e:
-            where = f"line {e.lineno}: {e.msg}"
+            where = f"line {e.lineno}: {e.msg}" if e.lineno else e.msg   # (null bytes: no line to name)
             return Score(0.0, {k: 0.0 for k in self.weights}, f"does not parse: {where}", [self.name],
                          {"syntax_error": where})
         findings = safety_findings(tree)

@@ -6,6 +6,7 @@
 from __future__ import annotations
 from ..core import WorkbenchError  # first: quiets dependency notices
 from .store import SCHEMA
+from .sinks import fmt_number
 import csv, io, json, math, sqlite3
 from pathlib import Path
 from typing import Optional, Union
@@ -111,11 +112,9 @@ FORMATS = ("table", "csv", "json")
 CELL_CHARS = 60   # a table's cell is cut here (csv and json keep the whole value)
 
 def table_cell(v) -> str:
-    "A value as a table shows it: numbers one way (integers whole, others to 4 significant digits), long text cut."
+    "A value as a table shows it: numbers as every page shows them (`fmt_number`: 4 significant digits), long text cut."
     if v is None: return ""
-    if isinstance(v, float):
-        if not math.isfinite(v): return str(v)
-        return str(int(v)) if v.is_integer() and abs(v) < 1e15 else f"{v:.4g}"
+    if isinstance(v, (int, float)) and not isinstance(v, bool): return fmt_number(v) if math.isfinite(v) else str(v)
     s = " ".join(str(v).split())
     return s if len(s) <= CELL_CHARS else s[:CELL_CHARS - 3] + "..."
 

@@ -11,7 +11,8 @@ from typing import Optional
 from .events import GOAL_MET, Event, Kind, Metric
 
 # %% auto #0
-__all__ = ['ProgressSink', 'fmt_duration', 'LineSink', 'fmt_time', 'fmt_number', 'WandbSink', 'TensorBoardSink', 'optional_sinks']
+__all__ = ['ProgressSink', 'fmt_duration', 'LineSink', 'fmt_time', 'fmt_number', 'round_number', 'WandbSink', 'TensorBoardSink',
+           'optional_sinks']
 
 # %% ../../nbs/03c_runs.sinks.ipynb #fbec44f2
 class ProgressSink:
@@ -102,6 +103,11 @@ def fmt_number(x, digits: int = 4) -> str:
     if not math.isfinite(x): return "-"
     if x == round(x) and abs(x) < 1e15 or abs(x) >= 10 ** digits: return f"{round(x):,}"
     return f"{x:,.{digits}g}"
+
+def round_number(x, digits: int = 4):
+    "`x` rounded as `fmt_number` shows it (a table that formats and sorts numbers itself gets the same figures); None stays."
+    if x is None or isinstance(x, (bool, int)) or not math.isfinite(x): return x
+    return float(round(x)) if abs(x) >= 10 ** digits else float(f"{x:.{digits}g}")
 
 
 # %% ../../nbs/03c_runs.sinks.ipynb #fe535a62

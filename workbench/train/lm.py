@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Optional, Union
 
 import torch
+from ..env.spec import parse_spec
 from ..tasks.env import CodeEnv
 from ..tasks.code import LEVELS, held_out, task_stream
 from ..tasks.eval import pass_at_k
@@ -195,7 +196,9 @@ class LMTrainer(TokenTrainer):
     @classmethod
     def describe(cls, cfg: LMTrainConfig) -> str:
         model = "tiny" if cfg.model.model == "tiny" else Path(cfg.model.model).name
-        return f"{cfg.task.task}, {model} model, {cfg.ALGO.upper()}, {cls.batch_words(cfg)}"
+        spec = parse_spec(cfg.task.task)   # `code?level=easy` in words: code (level easy)
+        task = spec.base + (f" ({', '.join(f'{k} {v}' for k, v in spec.options)})" if spec.options else "")
+        return f"{task}, {model} model, {cfg.ALGO.upper()}, {cls.batch_words(cfg)}"
     @classmethod
     def batch_words(cls, cfg: LMTrainConfig) -> str: return f"batches of {cfg.optim.batch_size}"
     def __init__(self, cfg: LMTrainConfig, run_dir: Optional[Union[str, Path]] = None, bus: Optional[EventBus] = None,

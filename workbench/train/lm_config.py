@@ -5,7 +5,7 @@
 # %% ../../nbs/05e_train.lm_config.ipynb #6b1ad79b
 from __future__ import annotations
 from ..core import ConfigError, check_types  # first: quiets dependency notices
-import dataclasses, functools
+import dataclasses, functools, sys, warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import ClassVar, Literal, Optional
@@ -18,9 +18,9 @@ from ..policy.models import SHIPPED, SHIPPED_SIZES, PolicyError, TinyLMConfig, f
 from .config import RunConfig, Sections, live, section
 
 # %% auto #0
-__all__ = ['EXAMPLES_MAX', 'TINY_KEYS', 'LM_LIVE', 'task_env', 'TaskConfig', 'SFTTaskConfig', 'ModelConfig', 'OptimConfig',
-           'DecodeConfig', 'CodeDecodeConfig', 'GRPOConfig', 'CodeGRPOConfig', 'check_token_config', 'check_context',
-           'LMTrainConfig', 'SFTTrainConfig', 'GRPOTrainConfig']
+__all__ = ['EXAMPLES_MAX', 'TINY_KEYS', 'UNTRAINED', 'LM_LIVE', 'task_env', 'TaskConfig', 'SFTTaskConfig', 'ModelConfig',
+           'OptimConfig', 'DecodeConfig', 'CodeDecodeConfig', 'GRPOConfig', 'CodeGRPOConfig', 'check_token_config',
+           'check_context', 'LMTrainConfig', 'SFTTrainConfig', 'UntrainedModelWarning', 'GRPOTrainConfig']
 
 # %% ../../nbs/05e_train.lm_config.ipynb #07bdf298
 EXAMPLES_MAX = 6   # a generated task has six tests (`make_task`): a prompt can show each of them as an example
@@ -358,6 +358,20 @@ class SFTTrainConfig(LMTrainConfig):
     SECTIONS: ClassVar[dict] = {**LMTrainConfig.SECTIONS, "task": SFTTaskConfig}
     task: SFTTaskConfig = field(default_factory=SFTTaskConfig)
 
+class UntrainedModelWarning(UserWarning):
+    "GRPO from a model that has learnt nothing: its samples rarely pass, so its groups rarely have a reward spread."
+
+def _caller_level() -> int:
+    "The `stacklevel` of the first caller outside the package (a warning then names the user's line, not ours)."
+    here = str(Path(sys.modules["workbench"].__file__).parent)
+    frame, level = sys._getframe(2), 2   # (2: the caller of `__post_init__`)
+    while frame is not None and (frame.f_code.co_filename.startswith(here) or frame.f_code.co_filename.startswith("<")):
+        frame, level = frame.f_back, level + 1
+    return level
+
+UNTRAINED = ("GRPO from an untrained tiny model: its samples rarely pass a test, so few groups have a reward spread to "
+             "learn from. Train it first (algo='sft', a few hundred updates), then start GRPO from that run (init=<run>)")
+
 @dataclass(frozen=True)
 class GRPOTrainConfig(LMTrainConfig):
     "GRPO: group-relative policy optimisation against the judges."
@@ -366,5 +380,10 @@ class GRPOTrainConfig(LMTrainConfig):
     DEFAULTS: ClassVar[dict] = {"learning_rate": 1e-4}
     optim: OptimConfig = section(OptimConfig, DEFAULTS)
     grpo: CodeGRPOConfig = field(default_factory=CodeGRPOConfig)
+
+    def __post_init__(self):
+        super().__post_init__()
+        if self.model.model == "tiny" and not self.model.init:
+            warnings.warn(UNTRAINED, UntrainedModelWarning, stacklevel=_caller_level())
 
 LM_LIVE = tuple(f.name for c in (OptimConfig, GRPOConfig) for f in dataclasses.fields(c) if f.metadata.get("live"))
