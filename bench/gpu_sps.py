@@ -109,7 +109,7 @@ def options(p):
     p.add_argument("--ours-only", action="store_true", help="leave PuffeRL out: our settings against each other")
 
 
-FIGURES = {f"{w}_{n}_{p}": "higher" for w in ("ours", "puffer", "ratio") for n in (2**k for k in range(6, 17))
+FIGURES = {f"{w}_{n}_{p}": "higher" for w in ("ours", "puffer", "ratio") for n in (2**k for k in range(6, 21))
            for p in PRECISIONS}  # fmt: skip
 
 

@@ -61,6 +61,15 @@ def make_model(folder: str, shape: dict, layers=None, scale: float = 1.0) -> str
     return folder
 
 
+def tiny_model(folder) -> str:
+    "The tiny Qwen2 (random weights) in `folder`, made there unless it is: the quick runs' model of the LM benchmarks."
+    from pathlib import Path
+
+    if not (Path(folder) / "config.json").exists():
+        make_model(str(folder), TINY)
+    return str(folder)
+
+
 def load(folder: str, device: str, dtype: str):
     import torch
     from workbench.policy.tokens import TokenPolicy

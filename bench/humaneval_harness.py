@@ -55,11 +55,9 @@ def one(name: str, tasks: int, max_new_tokens: int, device: str, out: Path) -> d
 
     model, gguf, published, where = MODELS[name]
     if model is None:  # the tiny model: made beside its results (grpo_gpu's, as that benchmark builds it)
-        from grpo_gpu import TINY, make_model
+        from grpo_gpu import tiny_model
 
-        model = str(out.parent / "tiny-qwen2")
-        if not Path(model, "config.json").exists():
-            make_model(model, TINY)
+        model = tiny_model(out.parent / "tiny-qwen2")
     argv = ["eval", "--model", model, "--task", "code?source=humaneval", "--max-new-tokens", str(max_new_tokens),
             "--device", device, "--out", str(out), "--json"] + ["--gguf-file", gguf] * bool(gguf)  # fmt: skip
     argv += ["--episodes", str(tasks)] * bool(tasks)

@@ -40,11 +40,9 @@ FIGURES = {f"{s}_{w}_pass_at_1": "higher" for s in ("generated", "benchmark") fo
 def run(quick=False, out=Path("bench/out"), **kw) -> dict:
     a = types.SimpleNamespace(**kw)
     if quick:  # a tiny Qwen2 of random weights (grpo_gpu's), one step of one task x 2, two held-out tasks
-        from grpo_gpu import TINY, make_model
+        from grpo_gpu import tiny_model
 
-        a.model = str(Path(out) / "tiny-qwen2")
-        if not Path(a.model, "config.json").exists():
-            make_model(a.model, TINY)
+        a.model = tiny_model(Path(out) / "tiny-qwen2")
         a.steps, a.tasks, a.group, a.max_new_tokens, a.eval, a.benchmark = 1, 1, 2, 16, "easy:2", 0
     with tempfile.TemporaryDirectory(prefix="real-model-") as runs_dir:
         result = grpo_before_after(a, runs_dir)

@@ -76,8 +76,8 @@ LIVE_JS = """
     function div(cls, parent) { const d = document.createElement("div"); d.className = cls; parent.appendChild(d); return d }
     function esc(s) { return String(s).replace(/[&<>"']/g, c => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"})[c]) }
     export function render({ model, el }) {
-      // Enter in a knob's field commits its value, as Tab does: in JupyterLab the browser fires no `change` on Enter
-      // there (measured: keydown arrives, not prevented, and no change follows), so the value waited for a blur. One
+      // Enter in a text field (a knob, a setting of the form) commits its value, as Tab does: in JupyterLab the
+      // browser fires no `change` on Enter (measured: keydown arrives, not prevented, no change follows). One
       // listener on the dashboard's outermost element sees the keys of every field inside its shadow roots.
       setTimeout(() => {
         let host = el
@@ -86,8 +86,7 @@ LIVE_JS = """
         host.dataset.wbEnter = "1"
         host.addEventListener("keydown", (e) => {
           const path = e.composedPath(), field = path[0]
-          const knob = path.some(n => n.classList && [...n.classList].some(c => c.startsWith("wb-knob-")))
-          if (e.key === "Enter" && knob && field.tagName === "INPUT") field.dispatchEvent(new Event("change"))
+          if (e.key === "Enter" && field.tagName === "INPUT" && field.type === "text") field.dispatchEvent(new Event("change"))
         }, true)
       }, 0)
       const root = document.createElement("div")
