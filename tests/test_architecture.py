@@ -390,3 +390,26 @@ def test_a_missing_notebook_is_named(tmp_path):
     cell = {"cell_type": "code", "source": ["#| default_exp nowhere"]}
     (tmp_path / "nbs" / "05z_nowhere.ipynb").write_text(json.dumps({"cells": [cell]}))
     assert table.check(tmp_path).startswith("nbs/05z_nowhere.ipynb exports workbench.nowhere, which no row of ROOMS")
+
+
+def test_every_parse_takes_the_parse_lock():
+    """Python 3.11's parser shares its tree-depth count across threads (CPython gh-106905): a trainer's thread parsing
+    answers while a dashboard's thread read config docs failed with `SystemError: AST constructor recursion depth
+    mismatch`. So the package parses only through `core.parse_python`, which holds one lock (code strings that run in
+    the sandbox, a process of their own, are not calls here and are not counted)."""
+    direct = []
+    for name, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            f = getattr(node, "func", None)
+            if (
+                isinstance(f, ast.Attribute)
+                and f.attr == "parse"
+                and isinstance(f.value, ast.Name)
+                and f.value.id == "ast"
+            ):
+                direct.append(f"{name}:{node.lineno}")
+    assert direct == ["workbench.core:" + str(_line_of("workbench.core", "return ast.parse(source, filename)"))], direct
+
+
+def _line_of(module: str, text: str) -> int:
+    return next(i for i, line in enumerate(MODULES[module].read_text().splitlines(), 1) if text in line)

@@ -5,6 +5,7 @@
 # %% ../nbs/00b_answers.ipynb #eb723059
 from __future__ import annotations
 import ast, functools, re, textwrap
+from .core import parse_python
 from typing import Optional
 
 # %% auto #0
@@ -15,7 +16,7 @@ FENCE_AT = re.compile(r"^ {0,3}```[ \t]*([A-Za-z0-9_+.-]*)[^\n]*(?:\n|\Z)", re.M
 CODE_START = re.compile(r"^(?:def |async def |class |import |from [\w.]+ import |@)", re.M)   # 3 spaces in); Python's start
 
 def _parses(src: str) -> Optional[ast.Module]:
-    try: return ast.parse(src)
+    try: return parse_python(src)
     except (SyntaxError, ValueError): return None   # (ValueError: a NUL byte)
 
 def _does_something(tree: ast.Module) -> bool:

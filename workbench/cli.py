@@ -5,7 +5,7 @@
 # %% ../nbs/08_cli.ipynb #bc281791
 from __future__ import annotations
 from .core import WorkbenchError  # first: it quiets two dependency notices before torch loads
-from .core import CheckpointError, ConfigError, Parser, path_arg
+from .core import CheckpointError, ConfigError, Parser, parse_python, path_arg
 import json, math, os, sys
 from pathlib import Path
 from typing import Optional
@@ -105,21 +105,21 @@ def _runs_a_check(text: str) -> bool:
     import ast
     inert = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Pass)
     return any(not isinstance(n, inert) and not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))
-               for n in ast.parse(text).body)
+               for n in parse_python(text).body)
 
 def as_program(query: str, response: str) -> str:
     """The program a response submits: the response, when it parses; else, where the query declares a function, the
     response read as an answer to it (`answers.answer_program`: a body after the query's signature, the code
     block of a chat answer), said in one line on stderr."""
-    import ast, re
+    import re
     from workbench.answers import answer_program
-    try: ast.parse(response); return response
+    try: parse_python(response); return response
     except (SyntaxError, ValueError): pass
     if not (declared := list(re.finditer(r"^def (\w+)\(", query, re.M))): return response
     entry, code = declared[-1].group(1), query[declared[-1].start():]   # the signature on, without prose before it
     for prompt in (query, code):
         program = answer_program(prompt, entry, response)
-        try: ast.parse(program)
+        try: parse_python(program)
         except (SyntaxError, ValueError): continue
         print(f"the response does not parse alone: scored as the answer to the query's {entry}() (a body after its "
               "signature, or the code of a fenced answer)", file=sys.stderr)

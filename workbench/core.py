@@ -5,7 +5,7 @@
 # %% ../nbs/00a_core.ipynb #cfe1d31a
 from __future__ import annotations
 import workbench.deps  # noqa: F401  first: quiets dependency notices before torch and pufferlib load (see deps)
-import argparse, dataclasses, math, os, random, socket, subprocess, tempfile, types, typing
+import argparse, ast, dataclasses, functools, math, os, random, socket, subprocess, tempfile, threading, types, typing
 from dataclasses import fields
 from pathlib import Path
 from typing import Any, Union, get_args, get_origin, get_type_hints
@@ -13,11 +13,11 @@ from typing import Any, Union, get_args, get_origin, get_type_hints
 import numpy as np   # torch is imported where it is used, so that commands which do not train start fast
 
 # %% auto #0
-__all__ = ['WorkbenchError', 'ConfigError', 'EnvError', 'CheckpointError', 'Parser', 'coerce_value', 'config_from_dict',
-           'check_types', 'config_fields', 'field_docs', 'docs_from_source', 'read_mapping_file', 'load_config_file',
-           'seed_everything', 'process_rank', 'is_main_process', 'resolve_device', 'reuse_freed_memory',
-           'new_file_mode', 'atomic_write', 'atomic_write_text', 'cache_root', 'path_arg', 'check_new_folder',
-           'code_version', 'host_name']
+__all__ = ['PARSE_LOCK', 'WorkbenchError', 'ConfigError', 'EnvError', 'CheckpointError', 'Parser', 'coerce_value',
+           'config_from_dict', 'check_types', 'config_fields', 'field_docs', 'parse_python', 'docs_from_source',
+           'read_mapping_file', 'load_config_file', 'seed_everything', 'process_rank', 'is_main_process',
+           'resolve_device', 'reuse_freed_memory', 'new_file_mode', 'atomic_write', 'atomic_write_text', 'cache_root',
+           'path_arg', 'check_new_folder', 'code_version', 'host_name']
 
 # %% ../nbs/00a_core.ipynb #f4e17146
 class WorkbenchError(ValueError):
@@ -136,17 +136,32 @@ def config_fields(cls) -> list[tuple[str, Any, Any, str]]:
 
 def field_docs(cls) -> dict[str, str]:
     "The docstring line written under each field of dataclass `cls` and of the classes it extends (as tyro reads them)."
+    return dict(_field_docs(cls))
+
+@functools.lru_cache(maxsize=256)
+def _field_docs(cls) -> dict[str, str]:
     import inspect
     docs = {}
     for c in reversed(cls.__mro__[:-1]):   # a field a class declares again: its own line
-        try: docs.update(docs_from_source(inspect.getsource(c)))
+        try:
+            with PARSE_LOCK: source = inspect.getsource(c)   # (3.11's inspect parses the file to find a class)
+            docs.update(docs_from_source(source))
         except (OSError, TypeError): pass  # classes defined in a notebook cell have no source file
     return docs
 
+PARSE_LOCK = threading.RLock()
+
+def parse_python(source: str, filename: str = "<unknown>") -> ast.Module:
+    """`ast.parse` under one lock for the process. Python 3.11 counts the depth of the tree it builds in state that
+    every thread shares, so two threads parsing at once (a trainer's thread reading answers while a dashboard's thread
+    reads config docs) can fail with `SystemError: AST constructor recursion depth mismatch` (CPython gh-106905).
+    Every parse of ours goes through here, and so does `inspect.getsource`, which parses too."""
+    with PARSE_LOCK: return ast.parse(source, filename)
+
 def docs_from_source(source: str) -> dict[str, str]:
     "Field docstrings of the first class in `source`."
-    import ast, textwrap
-    body, docs = ast.parse(textwrap.dedent(source)).body[0].body, {}
+    import textwrap
+    body, docs = parse_python(textwrap.dedent(source)).body[0].body, {}
     for a, b in zip(body, body[1:]):
         if isinstance(a, ast.AnnAssign) and isinstance(a.target, ast.Name) and isinstance(b, ast.Expr) \
            and isinstance(b.value, ast.Constant) and isinstance(b.value.value, str):

@@ -4,7 +4,7 @@
 
 # %% ../../nbs/10b_docs.site.ipynb #dbeef276
 from __future__ import annotations
-from ..core import WorkbenchError, atomic_write_text  # first: quiets dependency notices
+from ..core import WorkbenchError, atomic_write_text, parse_python  # first: quiets dependency notices
 import ast, contextlib, hashlib, html, json, os, re, shutil, subprocess, sys, time
 from pathlib import Path
 from typing import Optional, Sequence
@@ -104,7 +104,7 @@ NB_LINK = re.compile(r"\]\((?![a-z]+:)([^)#\s]+?)\.ipynb(#[^)\s]*)?\)")
 
 def defined_names(source: str) -> list[str]:
     "The functions, classes and constants a cell defines at its top level (what the page documents for it)."
-    try: tree = ast.parse(source)
+    try: tree = parse_python(source)
     except SyntaxError: return []
     names = []
     for node in tree.body:
@@ -117,7 +117,7 @@ def defined_names(source: str) -> list[str]:
 
 def _imports_only(source: str) -> bool:
     "Whether a cell only imports (and says why in comments): its page leaves it out, as nbdev's do."
-    try: return all(isinstance(n, (ast.Import, ast.ImportFrom)) for n in ast.parse(source).body)
+    try: return all(isinstance(n, (ast.Import, ast.ImportFrom)) for n in parse_python(source).body)
     except SyntaxError: return False
 
 def page_markdown(nb: dict, module: Optional[str], link, stem: str, assets: dict) -> str:

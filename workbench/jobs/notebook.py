@@ -5,7 +5,7 @@
 # %% ../../nbs/06b_jobs.notebook.ipynb #6ba45984
 from __future__ import annotations
 from ..core import WorkbenchError, atomic_write_text  # first: quiets dependency notices
-from ..core import host_name, process_rank, read_mapping_file
+from ..core import host_name, parse_python, process_rank, read_mapping_file
 import ast, contextlib, json, math, os, re, shutil, signal, subprocess, sys, threading, time
 from dataclasses import dataclass
 from pathlib import Path
@@ -67,7 +67,7 @@ def notebook_parameters(path: Union[str, Path]) -> dict[str, NotebookParameter]:
     cells = [c for c in nb.cells if c.cell_type == "code" and "parameters" in c.get("metadata", {}).get("tags", [])]
     if not cells: raise JobError(f"{path}: no cell is tagged 'parameters' (tag the cell of defaults so values can be injected)")
     src = cells[0].source
-    try: tree = ast.parse(src)
+    try: tree = parse_python(src)
     except SyntaxError as e: raise JobError(f"{path}: the parameters cell does not parse (line {e.lineno}: {e.msg})") from None
     lines, out = src.splitlines(), {}
     for node in tree.body:
@@ -156,7 +156,7 @@ def result_keys(notebook: Union[str, Path]) -> Optional[list]:
     for cell in json.loads(Path(notebook).read_text()).get("cells", []):
         code = "".join(cell.get("source", ""))
         if cell.get("cell_type") != "code" or "record_result" not in code: continue
-        try: tree = ast.parse("\n".join(l for l in code.splitlines() if not l.lstrip().startswith(("%", "!"))))
+        try: tree = parse_python("\n".join(l for l in code.splitlines() if not l.lstrip().startswith(("%", "!"))))
         except SyntaxError: return None
         for n in ast.walk(tree):
             if isinstance(n, ast.Call) and getattr(n.func, "id", getattr(n.func, "attr", None)) == "record_result":

@@ -5,6 +5,7 @@
 # %% ../../nbs/04b_judge.processes.ipynb #afc4fe6a
 from __future__ import annotations
 import ast, builtins, symtable
+from ..core import parse_python
 from typing import Optional
 
 # %% auto #0
@@ -213,7 +214,7 @@ def fixed_names(prompt: Optional[str]) -> set:
     "The names a test means as the builtins or the prompt's own (never the response's: see the tests' namespace above)."
     names, tree = set(_BUILTIN_NAMES), None
     for tail in ("", "    ...\n", "        ...\n"):   # a prompt that ends in a bare `def`, as the tests' process runs it
-        try: tree = ast.parse((prompt or "") + tail); break
+        try: tree = parse_python((prompt or "") + tail); break
         except (SyntaxError, ValueError, MemoryError, RecursionError): continue
     for node in ast.walk(tree) if tree is not None else ():
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)): names.add(node.name)
@@ -223,5 +224,5 @@ def fixed_names(prompt: Optional[str]) -> set:
 
 def holds_no_code(test: str) -> bool:
     "A test with no statement (empty, blank, or only comments): it would pass every response."
-    try: return not ast.parse(test).body
+    try: return not parse_python(test).body
     except (SyntaxError, ValueError, MemoryError, RecursionError): return False   # (it fails as a test of its own)

@@ -4,8 +4,8 @@
 
 # %% ../../nbs/04d_judge.responses.ipynb #08b26a71
 from __future__ import annotations
-from ..core import WorkbenchError  # first: quiets dependency notices
-import ast, json, os, re, threading, time, urllib.error, urllib.request
+from ..core import WorkbenchError, parse_python  # first: quiets dependency notices
+import json, os, re, threading, time, urllib.error, urllib.request
 from concurrent.futures import ThreadPoolExecutor, TimeoutError as FuturesTimeout
 from dataclasses import asdict, dataclass, field
 from typing import Optional, Sequence
@@ -184,7 +184,7 @@ class StaticJudge(Judge):
     name = "static"
     weights = {"safety": 0.5, "quality": 0.3, "efficiency": 0.2}
     def score(self, query: str, response: str, context: Optional[dict] = None) -> Score:
-        try: tree = ast.parse(response)
+        try: tree = parse_python(response)
         except SyntaxError as e:
             where = f"line {e.lineno}: {e.msg}" if e.lineno else e.msg   # (null bytes: no line to name)
             return Score(0.0, {k: 0.0 for k in self.weights}, f"does not parse: {where}", [self.name],

@@ -5,6 +5,7 @@
 # %% ../../nbs/04b_judge.verdicts.ipynb #0855f899
 from __future__ import annotations
 import ast, json
+from ..core import parse_python
 from typing import Optional
 
 # %% auto #0
@@ -105,7 +106,7 @@ def split_test(src: str) -> Optional[dict]:
     form `explain` writes), with literal arguments and value, as {'fn', 'args', 'kwargs', 'op', 'expected', 'call'}.
     None for any other test."""
     if not isinstance(src, str): return None
-    try: body = ast.parse(src).body
+    try: body = parse_python(src).body
     except (SyntaxError, ValueError, MemoryError, RecursionError): return None
     got = None
     if (len(body) == 2 and isinstance(body[0], ast.Assign) and len(body[0].targets) == 1

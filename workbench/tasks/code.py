@@ -4,7 +4,7 @@
 
 # %% ../../nbs/04m_tasks.code.ipynb #5e8d0025
 from __future__ import annotations
-from ..core import WorkbenchError  # first: quiets dependency notices
+from ..core import WorkbenchError, parse_python  # first: quiets dependency notices
 import ast, gzip, hashlib, json, os, random, re, zlib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -188,7 +188,7 @@ def held_out(level: str, split: str = "test", n: int = 50, examples: int = 0) ->
 # %% ../../nbs/04m_tasks.code.ipynb #9bfb4edf
 def explain(test: str) -> str:
     "Rewrite a bare `assert CALL == VALUE` so that its failure says what came back; anything else is left as it is."
-    try: tree = ast.parse(test)
+    try: tree = parse_python(test)
     except SyntaxError: return test
     if len(tree.body) != 1 or not isinstance(a := tree.body[0], ast.Assert) or a.msg is not None: return test
     c = a.test

@@ -4,7 +4,7 @@
 
 # %% ../../nbs/04l_tasks.codeio.ipynb #0bcfc1c3
 from __future__ import annotations
-from ..core import WorkbenchError, atomic_write, atomic_write_text, cache_root  # first: quiets dependency notices
+from ..core import WorkbenchError, atomic_write, atomic_write_text, cache_root, parse_python  # first: quiets dependency notices
 import ast, functools, gzip, hashlib, importlib.util, json, re, subprocess, sys, textwrap, time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
@@ -93,7 +93,7 @@ def humaneval_grams(n: int = 13) -> set:
 def screen(row: dict, seen: set, against: set) -> Optional[str]:
     "Why a program is dropped before it runs (None: it goes on to the sandbox)."
     if row["code_sample"] in seen: return "duplicate of an earlier program"
-    try: code, gen = ast.parse(row["code_sample"]), ast.parse(row["input_generator"])
+    try: code, gen = parse_python(row["code_sample"]), parse_python(row["input_generator"])
     except SyntaxError: return "does not parse"
     main = [n for n in code.body if isinstance(n, ast.FunctionDef) and n.name == "main_solution"]
     if not main: return "no main_solution"
@@ -247,7 +247,7 @@ def _doc(text: str) -> str: return text.replace('"""', '\\"\\"\\"')   # (in a ra
 
 def task_row(row: dict, io: list) -> dict:
     "The task of a kept program, in the task-file format (`load_tasks` reads it)."
-    tree = ast.parse(row["code_sample"])
+    tree = parse_python(row["code_sample"])
     main = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "main_solution")
     shown = sorted(io, key=lambda p: len(_call(p[0])) + len(repr(p[1])))[:SHOWN]
     examples = "".join(f"    >>> {_call(a)}\n    {o!r}\n" for a, o in shown

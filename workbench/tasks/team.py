@@ -4,7 +4,7 @@
 
 # %% ../../nbs/04p_tasks.team.ipynb #719d6023
 from __future__ import annotations
-from ..core import ConfigError  # first: quiets dependency notices
+from ..core import ConfigError, parse_python  # first: quiets dependency notices
 import ast, dataclasses
 from typing import Optional, Sequence
 
@@ -22,7 +22,7 @@ __all__ = ['TESTER_STOPS', 'parse_test', 'io_pairs', 'tester_prompt', 'coder_pro
 # %% ../../nbs/04p_tasks.team.ipynb #bb7848c2
 def parse_test(text: str, entry: str) -> Optional[tuple]:
     "(argument, expected) of `assert ENTRY(ARG) == VALUE` with literal ARG and VALUE; None for anything else."
-    try: tree = ast.parse(text.strip())
+    try: tree = parse_python(text.strip())
     except (SyntaxError, ValueError, MemoryError, RecursionError): return None
     if len(tree.body) != 1 or not isinstance(a := tree.body[0], ast.Assert) or a.msg is not None: return None
     c = a.test
@@ -37,7 +37,7 @@ def io_pairs(task: CodeTask) -> list:
     out = []
     for t in task.tests:
         try:
-            call, check = ast.parse(t).body
+            call, check = parse_python(t).body
             out.append((ast.literal_eval(call.value.args[0]), ast.literal_eval(check.test.comparators[0])))
         except (ValueError, TypeError, SyntaxError, AttributeError, IndexError): continue
     return out
