@@ -1,12 +1,13 @@
 "`make lab`: JupyterLab on loopback with a token, .venv's kernel, and no network calls of its own (checked in Chromium)."
 
-import json, os, queue, re, signal, subprocess, threading, time, urllib.error, urllib.request
+import json, os, queue, re, shutil, signal, subprocess, sys, threading, time, urllib.error, urllib.request
 
 import psutil, pytest
 
 from conftest import ARTIFACTS, ROOT, free_port, loopback_only_page, wait_for
 
 VENV_PYTHON = str(ROOT / ".venv" / "bin" / "python")
+COPIES = "test-artifacts/lab-copies"  # make lab's copies of the tutorials, here
 
 
 class Lab:
@@ -20,7 +21,9 @@ class Lab:
             "JUPYTER_RUNTIME_DIR": str(tmp / "runtime"),
             "JUPYTERLAB_SETTINGS_DIR": str(tmp / "settings"),
             "JUPYTERLAB_WORKSPACES_DIR": str(tmp / "workspaces"),
+            "WORKBENCH_LAB_COPIES": COPIES,  # (not the checkout's lab/, a developer's own copies)
         }
+        shutil.rmtree(ROOT / COPIES, ignore_errors=True)
         self.log = open(tmp / "lab.log", "w+")
         self.proc = subprocess.Popen(
             ["make", "-s", "lab", f"LAB_ARGS=--no-browser --port={self.port}"],
@@ -109,7 +112,7 @@ def lab(tmp_path_factory):
 
 
 def test_prints_url_with_token_and_needs_it(lab):
-    assert f"{lab.base}/lab/tree/nbs/tutorial.live_training.ipynb?token={lab.token}" in lab.output
+    assert f"{lab.base}/lab/tree/{COPIES}/tutorial.live_training.ipynb?token={lab.token}" in lab.output
     status, _, body = lab.request("/api/status")
     assert status == 200 and "started" in json.loads(body)
     assert lab.request(f"/lab?token={lab.token}", token=False)[0] == 200
@@ -117,6 +120,27 @@ def test_prints_url_with_token_and_needs_it(lab):
     status, headers, _ = lab.request("/lab", token=False)
     assert status == 302 and headers["Location"].startswith("/login"), (status, dict(headers))
     assert lab.request("/api/status?token=wrong", token=False)[0] == 403
+
+
+def test_opens_copies_of_the_tutorials_not_the_tracked_notebooks(lab):
+    """The lab opens copies (tools/lab_copy.py), made once and then kept: running and saving them leaves the notebooks
+    in nbs/ (what the docs build and the tests run) as they are. A copy has the kernel's metadata, a note under its
+    title, and its relative links lead back into nbs/."""
+    originals = sorted((ROOT / "nbs").glob("tutorial.*.ipynb"))
+    copies = [ROOT / COPIES / p.name for p in originals]
+    assert originals and all(c.exists() for c in copies), lab.output + lab.stderr()
+    nb = json.loads(copies[0].read_text())
+    assert nb["metadata"]["kernelspec"]["display_name"] == "Python 3 (ipykernel)"
+    assert nb["metadata"]["language_info"]["version"] == ".".join(map(str, sys.version_info[:3]))
+    assert "Your copy of `nbs/" in "".join(nb["cells"][1]["source"])
+    markdown = "".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
+    assert "](../../nbs/guides/" in markdown and "](guides/" not in markdown
+    copies[0].write_text(copies[0].read_text().replace("20_000", "1_000_000"))  # the user's edit stays
+    again = subprocess.run([VENV_PYTHON, "tools/lab_copy.py", "--to", COPIES], cwd=ROOT, capture_output=True, text=True)
+    assert again.returncode == 0 and again.stdout.strip() == f"{COPIES}/tutorial.live_training.ipynb", again
+    assert "1_000_000" in copies[0].read_text() and "made" not in again.stderr
+    bad = subprocess.run([VENV_PYTHON, "tools/lab_copy.py", "--to", "/tmp"], cwd=ROOT, capture_output=True, text=True)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "inside the repository" in bad.stderr
 
 
 def test_listens_on_loopback_only(lab):

@@ -1,12 +1,15 @@
 "The live-training tutorial in a real JupyterLab, driven cell by cell in Chromium with the network out of reach."
 
-import json, os, re, secrets, signal, statistics, subprocess, sys, time, urllib.request
+import json, os, re, secrets, shutil, signal, statistics, subprocess, sys, time, urllib.request
 from pathlib import Path
 
 import pytest
 
 from conftest import ARTIFACTS, ROOT, free_port, loopback_only_page, remote_fetches, wait_for
 from workbench.runs.store import RunStore
+
+sys.path.insert(0, str(ROOT / "tools"))
+import lab_copy  # noqa: E402
 
 VENV_BIN = Path(sys.executable).parent
 LOOPBACK = re.compile(r"^(https?|wss?)://(127\.0\.0\.1|localhost)[:/]")
@@ -43,9 +46,10 @@ def test_notebook_external_sources_finds_what_it_should():
     assert notebook_external_sources(nb) == ["https://cdn.y/a.js", "https://cdn.x/b.js"]
 
 
-def open_in_lab(page, lab, name: str):
-    "Open notebook `name` of `lab` in `page`, its kernel idle: (its cells, the run-cell-and-select-next button)."
-    page.goto(f"{lab.base}/lab/tree/{name}?token={lab.token}")
+def open_in_lab(page, lab, name: str, reset: bool = False):
+    """Open notebook `name` of `lab` in `page`, its kernel idle: (its cells, the run-cell-and-select-next button).
+    `reset`: the lab's saved layout is cleared first (a server that other tests used reopens their notebooks)."""
+    page.goto(f"{lab.base}/lab/tree/{name}?token={lab.token}" + ("&reset" if reset else ""))
     cells = page.locator(".jp-Notebook .jp-Cell")
     cells.first.wait_for(timeout=90_000)
     page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").wait_for(timeout=90_000)
@@ -443,57 +447,115 @@ def test_fallback_note_shows_when_the_dashboard_cannot_render(tmp_path):
     assert blocked == []
 
 
-def test_your_own_env_tutorial_in_jupyterlab(tmp_path):
-    """The env tutorial run cell by cell in a real JupyterLab: it writes a module, trains it from the notebook, the
-    command line and a job, evaluates it, and shows the one-line errors; nothing from beyond loopback."""
-    (tmp_path / "experiments").mkdir()
-    (tmp_path / "experiments" / "train.ipynb").write_text((ROOT / "nbs" / "experiments" / "train.ipynb").read_text())
-    (tmp_path / "env_tutorial.ipynb").write_text((ROOT / "nbs" / "tutorial.your_own_env.ipynb").read_text())
-    server = Lab(tmp_path)
-    try:
-        with loopback_only_page() as (page, blocked):
-            cells, run_button = open_in_lab(page, server, "env_tutorial.ipynb")
-            n = len(json.loads((tmp_path / "env_tutorial.ipynb").read_text())["cells"])
-            wait_for(lambda: cells.count() == n, timeout=60, what=f"the {n} cells to render")
-            for i in range(n):
-                cell = run_cell(cells.nth(i), run_button, what=f"cell {i}")
-                if "jp-CodeCell" not in (cell.get_attribute("class") or ""):
-                    continue
-                # by textContent (a cell out of view has no innerText), of the text outputs (not HTML's scripts)
-                shown = cell.locator(
-                    ".jp-OutputArea-output[data-mime-type^='application/vnd.jupyter.std'],"
-                    " .jp-OutputArea-output[data-mime-type='text/plain']"
-                )
-                text = "\n".join(o.text_content() or "" for o in shown.all())
-                assert "Traceback" not in text and "Error:" not in text.replace("workbench: error:", ""), text[-2000:]
-            page.screenshot(path=str(ARTIFACTS / "env_tutorial_in_lab.png"), full_page=True)
-            page.locator(".jp-NotebookPanel-toolbar jp-button[data-command='docmanager:save']").click()
-            saved = lambda: all(
-                c.get("execution_count")
-                for c in server.contents("env_tutorial.ipynb")["content"]["cells"]
-                if c["cell_type"] == "code" and c["source"]  # (running the last cell added an empty one)
-            )
-            try:
-                wait_for(saved, timeout=60, what="the executed tutorial to be saved")
-            except AssertionError:
-                got = server.contents("env_tutorial.ipynb")["content"]["cells"]
-                print([(c["cell_type"], c.get("execution_count"), "".join(c["source"])[:40]) for c in got])
-                page.screenshot(path=str(ARTIFACTS / "env_tutorial_save_failed.png"), full_page=True)
-                raise
-        cells = server.contents("env_tutorial.ipynb")["content"]["cells"]
-        everything = "\n".join(
-            "".join(o.get("text", "")) + "".join(o.get("data", {}).get("text/plain", ""))
-            for c in cells
-            for o in c.get("outputs", [])
+@pytest.fixture(scope="module")
+def copies_lab(tmp_path_factory):
+    """A JupyterLab rooted at a folder laid out as the repository is for `make lab`: the experiment notebook in
+    nbs/experiments/, and `make lab`'s copies of the tutorials in lab/ (tools/lab_copy.py: what a user opens)."""
+    root = tmp_path_factory.mktemp("copies")
+    (root / "nbs" / "experiments").mkdir(parents=True)
+    shutil.copy(ROOT / "nbs" / "experiments" / "train.ipynb", root / "nbs" / "experiments" / "train.ipynb")
+    metadata = lab_copy.kernel_metadata()
+    for name in ("tutorial.live_training.ipynb", "tutorial.your_own_env.ipynb"):
+        lab_copy.lab_copy(ROOT / "nbs" / name, root / "lab", metadata)
+    server = Lab(root)
+    yield server
+    server.stop()
+
+
+def run_all(page, cells, what: str):
+    "Run > Run All Cells from the menu bar; wait until every code cell with source has its number and the kernel is idle."
+    page.locator(".lm-MenuBar-itemLabel").get_by_text("Run", exact=True).click()
+    page.locator(".lm-Menu-itemLabel").get_by_text("Run All Cells", exact=True).click()
+
+    def done():
+        prompts = [
+            cells.nth(i).locator(".jp-InputArea-prompt").text_content() or ""
+            for i in range(cells.count())
+            if "jp-CodeCell" in (cells.nth(i).get_attribute("class") or "")
+            and (cells.nth(i).locator(".jp-InputArea-editor").text_content() or "").strip()
+        ]
+        return (
+            all(re.search(r"\[\d+\]", p) for p in prompts)
+            and page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").count()
         )
-        assert re.search(r"greedy mean return 1\.00 over 50 episodes", everything), everything[-3000:]
-        assert "greedy: mean return 1.0" in everything
-        assert re.search(r"finished reports/train-\S+/index\.html", everything)
-        assert "unknown option 'lenght' (make takes length)" in everything
-        assert "module 'walker' has no callable 'maker'" in everything
-        assert blocked == [], f"the page tried to reach beyond loopback: {blocked[:5]}"
-    finally:
-        server.stop()
+
+    page.locator(".jp-Notebook-ExecutionIndicator[data-status='busy']").wait_for(timeout=30_000)
+    wait_for(done, timeout=300, interval=1.0, what=what)
+
+
+def test_the_tutorial_run_whole_twice_as_make_lab_opens_it(copies_lab):
+    """`make lab`'s copy of the live-training tutorial, as it is (20,000 steps), run whole twice (Run All Cells), as a
+    user does after changing a setting: it opens unchanged (not marked modified: its metadata is the kernel's), each
+    pass trains a run to its end into the repository's runs folder as the copy sees it, no cell fails, and the page
+    logs no error and no failed request; nothing leaves loopback."""
+    errors, console = [], []
+    runs = RunStore(copies_lab.root / "runs")
+    with loopback_only_page() as (page, blocked):
+        page.on("pageerror", lambda e: errors.append(str(e)[:300]))
+        page.on("response", lambda r: errors.append(f"{r.status} {r.url}") if r.status >= 400 else None)
+        page.on("console", lambda m: console.append(f"{m.type}: {m.text}"[:300]))
+        cells, _ = open_in_lab(page, copies_lab, "lab/tutorial.live_training.ipynb", reset=True)
+        tab = page.locator(".lm-TabBar-tab.jp-mod-current")
+        page.wait_for_timeout(2_000)  # (the kernel's metadata reaches the notebook once it is connected)
+        assert "jp-mod-dirty" not in (tab.get_attribute("class") or ""), "the copy is marked modified as it opens"
+        for n in (1, 2):
+            run_all(page, cells, f"pass {n} of the tutorial")
+            failed = cells.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
+            assert not failed.filter(has_text="Traceback").count(), failed.first.text_content()
+            finished = [r for r in runs.runs() if r["status"] == "finished" and r["global_step"] >= 20_000]
+            assert len(finished) == n, [(r["id"], r["status"], r["global_step"]) for r in runs.runs()]
+        page.screenshot(path=str(ARTIFACTS / "tutorial_twice.png"), full_page=True)
+    assert blocked == [], f"the page tried to reach beyond loopback: {blocked[:5]}"
+    assert errors == [], errors
+    assert [c for c in console if c.startswith("error")] == [], console
+
+
+def test_your_own_env_tutorial_in_jupyterlab(copies_lab):
+    """`make lab`'s copy of the env tutorial run cell by cell in a real JupyterLab: it writes a module, trains it from
+    the notebook, the command line and a job (the experiment notebook in nbs/), evaluates it, and shows the one-line
+    errors; nothing from beyond loopback."""
+    server, name = copies_lab, "lab/tutorial.your_own_env.ipynb"
+    with loopback_only_page() as (page, blocked):
+        cells, run_button = open_in_lab(page, server, name, reset=True)
+        n = len(server.contents(name)["content"]["cells"])
+        wait_for(lambda: cells.count() == n, timeout=60, what=f"the {n} cells to render")
+        for i in range(n):
+            cell = run_cell(cells.nth(i), run_button, what=f"cell {i}")
+            if "jp-CodeCell" not in (cell.get_attribute("class") or ""):
+                continue
+            # by textContent (a cell out of view has no innerText), of the text outputs (not HTML's scripts)
+            shown = cell.locator(
+                ".jp-OutputArea-output[data-mime-type^='application/vnd.jupyter.std'],"
+                " .jp-OutputArea-output[data-mime-type='text/plain']"
+            )
+            text = "\n".join(o.text_content() or "" for o in shown.all())
+            assert "Traceback" not in text and "Error:" not in text.replace("workbench: error:", ""), text[-2000:]
+        page.screenshot(path=str(ARTIFACTS / "env_tutorial_in_lab.png"), full_page=True)
+        page.locator(".jp-NotebookPanel-toolbar jp-button[data-command='docmanager:save']").click()
+        saved = lambda: all(
+            c.get("execution_count")
+            for c in server.contents(name)["content"]["cells"]
+            if c["cell_type"] == "code" and c["source"]  # (running the last cell added an empty one)
+        )
+        try:
+            wait_for(saved, timeout=60, what="the executed tutorial to be saved")
+        except AssertionError:
+            got = server.contents(name)["content"]["cells"]
+            print([(c["cell_type"], c.get("execution_count"), "".join(c["source"])[:40]) for c in got])
+            page.screenshot(path=str(ARTIFACTS / "env_tutorial_save_failed.png"), full_page=True)
+            raise
+    cells = server.contents(name)["content"]["cells"]
+    everything = "\n".join(
+        "".join(o.get("text", "")) + "".join(o.get("data", {}).get("text/plain", ""))
+        for c in cells
+        for o in c.get("outputs", [])
+    )
+    assert re.search(r"greedy mean return 1\.00 over 50 episodes", everything), everything[-3000:]
+    assert "greedy: mean return 1.0" in everything
+    assert re.search(r"finished reports/train-\S+/index\.html", everything)
+    assert "unknown option 'lenght' (make takes length)" in everything
+    assert "module 'walker' has no callable 'maker'" in everything
+    assert blocked == [], f"the page tried to reach beyond loopback: {blocked[:5]}"
 
 
 LM_NOTEBOOK = [

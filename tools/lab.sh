@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `make lab`: JupyterLab on 127.0.0.1 with a token, in .venv's environment and kernel, rooted at
-# the repository, opening the live-training tutorial. Arguments go on to `jupyter lab`
+# the repository, opening your copy of the live-training tutorial (lab/). Arguments go on to `jupyter lab`
 # (e.g. `bash tools/lab.sh --no-browser --port 8899`); later ones override the defaults here.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -9,8 +9,9 @@ bash tools/setup.sh      # also writes the lab's offline settings into .venv
 root=$PWD
 export VIRTUAL_ENV=$root/.venv PATH=$root/.venv/bin:$PATH   # notebooks and terminals see workbench, pytest...
 export JUPYTER_PREFER_ENV_PATH=1                            # .venv's kernelspec and settings before ~/.local's
-tutorial=nbs/tutorial.live_training.ipynb
-[ -f "$tutorial" ] || tutorial=
+# The lab opens copies of the tutorials (in lab/, which git ignores; WORKBENCH_LAB_COPIES names another folder), so
+# that running and saving them never changes the tracked notebooks the docs build and the tests run (tools/lab_copy.py).
+tutorial=$(.venv/bin/python tools/lab_copy.py --to "${WORKBENCH_LAB_COPIES:-lab}")
 token=$(.venv/bin/python -c 'import secrets; print(secrets.token_urlsafe(32))')
 args=(--ServerApp.ip=127.0.0.1 --ServerApp.root_dir="$root" --IdentityProvider.token="$token")
 [ -n "$tutorial" ] && args+=(--ServerApp.file_to_run="$tutorial")
