@@ -69,8 +69,12 @@ def test_live_page_in_a_browser(server, chromium):
         start = page.get_by_role("button", name="Start")
         start.wait_for(timeout=60_000)
 
+        # The settings' tabs are as tall as the one shown (Bokeh's are as tall as the tallest: a blank area under Env).
+        tabs_height = lambda: page.locator(".bk-tab").first.evaluate("e => e.getRootNode().host.offsetHeight")
+        env_height = tabs_height()
         # The form: a long run, so it is still training when we stop it; a bad value is refused.
         page.locator(".bk-tab").filter(has_text="PPO").click()
+        wait_for(lambda: tabs_height() > env_height + 100, timeout=10, what="the PPO tab's fields to set the height")
         steps = page.locator(".wb-field-total_timesteps input")
         steps.fill("0")
         steps.press("Enter")

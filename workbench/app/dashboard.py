@@ -20,7 +20,7 @@ from .charts import LiveView, chart_figure, chart_tail, setup_notebook, notebook
 from ..runs.sinks import fmt_duration, fmt_time
 
 # %% auto #0
-__all__ = ['SECTION_TITLES', 'KNOB_LABELS', 'ENDED', 'IDLE_POLL_S', 'field_widget', 'ConfigForm', 'knob_widget',
+__all__ = ['SECTION_TITLES', 'TABS_FIT_CSS', 'KNOB_LABELS', 'ENDED', 'IDLE_POLL_S', 'field_widget', 'ConfigForm', 'knob_widget',
            'TrainingDashboard', 'older_note', 'status_line']
 
 # %% ../../nbs/07c_app.dashboard.ipynb #4d1bba2b
@@ -39,6 +39,9 @@ def field_widget(name: str, tp, value, doc: str = ""):
     return pn.widgets.TextInput(value="" if value is None else str(value), description=doc or None, **kw)
 
 SECTION_TITLES = {"ppo": "PPO", "grpo": "GRPO"}   # a settings tab's title: the section's name, capitalised
+# Bokeh's tabs hide the inactive ones (visibility: hidden) in one grid cell, so the tabs are as tall as the tallest:
+# a blank area under the short Env tab. Taken out of the layout, they leave the tabs the height of the one shown.
+TABS_FIT_CSS = ':host > div[style*="visibility: hidden"] { display: none; }'
 
 class ConfigForm(pn.viewable.Viewer):
     "Widgets for every setting of a `TrainConfig` (or an `LMTrainConfig`), by section, with the validation message of the values."
@@ -64,7 +67,8 @@ class ConfigForm(pn.viewable.Viewer):
                                           sizing_mode="stretch_width", styles={"color": "#41464b", "padding": "4px 8px"})
         self._tuned = {}   # the settings this form filled in from the env's tuned row, as it set them
         if self.tuned: self.widgets["env"].param.watch(self._fill_tuned, "value")
-        self._layout = pn.Column(pn.Tabs(*tabs, sizing_mode="stretch_width"), self.message, self.note,
+        self._layout = pn.Column(pn.Tabs(*tabs, sizing_mode="stretch_width", stylesheets=[TABS_FIT_CSS]),
+                                 self.message, self.note,
                                  sizing_mode="stretch_width")
 
     def values(self) -> dict:
