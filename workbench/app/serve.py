@@ -25,7 +25,7 @@ from ..jobs.sweep_report import sweep_data, sweep_figures, trial_status
 from .pages import (LIVE_STATUSES, SAMPLE_WIDTHS, chart_keys, run_head, event_rows, checkpoint_rows, sample_rows,
                                  metric_history, eval_history, eval_files, eval_rows)
 from .runs import runs_page
-from .dashboard import TrainingDashboard
+from .dashboard import TABS_FIT_CSS, TrainingDashboard
 
 # %% auto #0
 __all__ = ['API_ROUTES', 'NEW_SESSIONS', 'PAGES', 'WorkbenchApp', 'OpenApiDoc', 'openapi_document', 'page', 'run_page',
@@ -215,7 +215,7 @@ def run_page(app: WorkbenchApp, suffix: str):
                      pn.Tabs(("Events", events), *([("Samples", samples)] if view_of(run["config"]).samples else []),
                              *([("Evaluations", evaluations)] if scored else []), ("Checkpoints", checkpoints),
                              ("Config", pn.pane.JSON(run["config"], depth=2, sizing_mode="stretch_width")),
-                             sizing_mode="stretch_width"),
+                             sizing_mode="stretch_width", stylesheets=[TABS_FIT_CSS]),
                      sizing_mode="stretch_width")
 
 # %% ../../nbs/07g_app.serve.ipynb #0500e2d5
