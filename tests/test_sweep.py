@@ -350,7 +350,7 @@ def test_sweeps_page_api_and_report(resumed_sweep):
 
     from playwright.sync_api import sync_playwright
 
-    from conftest import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, NOT_LOOPBACK
+    from conftest import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, NOT_LOOPBACK, offline_page
     from test_app import Server
 
     tmp_path, _, _, _, _, r = resumed_sweep
@@ -362,6 +362,12 @@ def test_sweeps_page_api_and_report(resumed_sweep):
     page_html = report.read_text()
     assert "Score against cost" in page_html and "Parameters against score" in page_html
     assert '<script src="http' not in page_html
+    # light (plotly.js once, in the sweeps folder's _static/, loaded by a relative path), and whole offline
+    assert len(page_html) < 1_000_000 and list((report.parent.parent / "_static").glob("plotly-*.min.js"))
+    with offline_page(report) as (page, requests):
+        page.locator(".js-plotly-plot svg.main-svg").first.wait_for(timeout=30_000)
+        assert page.locator(".js-plotly-plot").count() == 3
+        assert not [u for u in requests if not u.startswith(("file:", "data:", "blob:", "about:"))], requests
 
     server = Server(tmp_path / "runs")
     try:

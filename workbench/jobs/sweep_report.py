@@ -139,8 +139,9 @@ def _lineage_figures(data: dict, layout: dict, names: list) -> list:
     return out
 
 # %% ../../nbs/06i_jobs.sweep_report.ipynb #fedb04a6
-def build_sweep_report(sweep_dir: Union[str, Path], plotly: str = "inline") -> Path:
-    "Write `<sweep_dir>/index.html` for the sweep planned there; returns its path."
+def build_sweep_report(sweep_dir: Union[str, Path], plotly: str = "shared") -> Path:
+    """Write `<sweep_dir>/index.html` for the sweep planned there; returns its path. `plotly`: "shared" loads plotly.js
+    from the sweeps folder's `_static/` (written once for every sweep there), "inline" puts it in the page (~5 MB)."""
     check_plotly_mode(plotly)
     sweep_dir = Path(sweep_dir)
     if not (sweep_dir / "sweep.json").exists(): raise WorkbenchError(f"no sweep.json in {sweep_dir}")

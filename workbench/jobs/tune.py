@@ -13,6 +13,7 @@ from .space import METHODS
 from .sweep import plan_sweep, run_sweep, _cost_text, _params_text, _short
 from .pbt import run_pbt
 from .schedule import check_ray_address
+from .commands import add_plotly_flag
 from .sweep_report import build_sweep_report, trial_status
 
 # %% auto #0
@@ -43,6 +44,7 @@ def add_sweep_command(sub, train_flags: bool = True) -> None:
     w.add_argument("-f", "--file", action="append", metavar="PARAMS_YAML", help="a notebook sweep: fixed values from YAML")
     w.add_argument("--json", action="store_true", help="print the sweep's row as one JSON line")
     w.add_argument("--quiet", action="store_true", help="print only the result")
+    add_plotly_flag(w, note=" (the report of a sweep: <runs-dir>/sweeps/<id>/index.html)")
     o = w.add_argument_group("sweep options (over the file's [sweep] table)")
     for k, kw in OPTION_FLAGS.items(): o.add_argument("--" + k.replace("_", "-"), **{"default": None, **kw})
     if train_flags:
@@ -90,7 +92,7 @@ def cmd_sweep(args) -> int:
     torch.set_num_threads(1)   # this process only thinks (Protein's small Gaussian processes): the cores are the trials'
     if row_options["method"] == "pbt": row = run_pbt(sweep_dir, announce, args.ray, in_process=args.in_process)
     else: row = run_sweep(sweep_dir, announce, args.ray)
-    trials, report = store.trials(row["id"]), build_sweep_report(sweep_dir)
+    trials, report = store.trials(row["id"]), build_sweep_report(sweep_dir, args.plotly)
     if args.json: print(json.dumps(row | {"trials": len(trials), "report": str(report)}, default=str))
     elif row_options["method"] == "pbt":
         print(f"pbt {row['id']} {row['status']}: {len(trials)} members, {row_options['rounds']} rounds")
