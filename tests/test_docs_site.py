@@ -79,6 +79,9 @@ def test_site_in_a_browser_offline(site, chromium):
         _open(page, (site / "api" / "train.ppo.html").as_uri())
         assert page.locator("#workbench.train.ppo.PPOTrainer, [id='workbench.train.ppo.PPOTrainer']").count() == 1
         assert "PPOTrainer" in page.inner_text("article")
+        # no code line cut at the edge of its box (the long ones wrap), on this page of 120-character lines
+        cut = "[...document.querySelectorAll('pre > code')].filter(c => c.scrollWidth > c.clientWidth + 1).length"
+        assert page.evaluate("document.querySelectorAll('pre > code').length") > 10 and page.evaluate(cut) == 0
 
         _open(page, (site / "reference" / "cli.html").as_uri())
         text = page.inner_text("article")

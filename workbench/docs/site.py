@@ -198,7 +198,11 @@ document.querySelectorAll(".wb-plotly").forEach(function (el) {
   Plotly.newPlot(el, fig.data, fig.layout || {}, {responsive: true, displaylogo: false});
 });
 """
-SITE_CSS = """.wb-output { overflow-x: auto; font-size: .7rem; }
+# The pages wider than Material's (code lines of ~120 characters fit a wide screen), and long code lines wrapped, so
+# none is cut at the edge of its box (a value printed on one long line scrolls inside 40 lines).
+SITE_CSS = """.md-grid { max-width: 90rem; }
+.md-typeset pre > code { white-space: pre-wrap; overflow-wrap: anywhere; max-height: 40em; }
+.wb-output { overflow-x: auto; font-size: .7rem; }
 .wb-live { border-left: .2rem solid #448aff; padding-left: .6rem; color: #555; }
 .wb-plotly { min-height: 320px; }
 """
