@@ -425,7 +425,8 @@ def test_tutorial_live_in_jupyterlab(lab):
             what="the re-made dashboard's Start lit, Pause and Stop grey",
         )
     assert blocked == [], f"the page tried to reach beyond loopback: {blocked[:5]}"
-    assert not [c for c in console if c.startswith("error") and re.search(r"refused|failed to load", c, re.I)], console
+    # No error in the page's console (BokehJS logged "s is not iterable" when two threads sent to a view at once)
+    assert [c for c in console if c.startswith("error")] == [], console
     assert not [e for e in errors if re.search(r"workbench|bokeh|panel|plotly|static/extensions|^4\d\d ", e, re.I)], (
         errors
     )

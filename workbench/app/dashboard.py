@@ -66,6 +66,7 @@ class ConfigForm(pn.viewable.Viewer):
         self.note = pn.widgets.StaticText(value="", visible=False, css_classes=["wb-config-tuned"],
                                           sizing_mode="stretch_width", styles={"color": "#41464b", "padding": "4px 8px"})
         self._tuned = {}   # the settings this form filled in from the env's tuned row, as it set them
+        self._lock = threading.RLock()   # a dashboard puts its own here: one thread at a time changes what a view shows
         if self.tuned: self.widgets["env"].param.watch(self._fill_tuned, "value")
         self._layout = pn.Column(pn.Tabs(*tabs, sizing_mode="stretch_width", stylesheets=[TABS_FIT_CSS]),
                                  self.message, self.note,
@@ -76,26 +77,28 @@ class ConfigForm(pn.viewable.Viewer):
         return {k: (None if v == "" else v) for k, v in ((k, w.value) for k, w in self.widgets.items())}
 
     def _validate(self, *_):
-        try:
-            cfg = self.kind.from_dict(self.values())
-            if self.tuned: resolve_env(cfg.env.env)
-        except WorkbenchError as e:
-            self.error = str(e)
-        else:
-            self.value, self.error = cfg, None
-        self.message.value, self.message.visible = html.escape(self.error or ""), self.error is not None
+        with self._lock:
+            try:
+                cfg = self.kind.from_dict(self.values())
+                if self.tuned: resolve_env(cfg.env.env)
+            except WorkbenchError as e:
+                self.error = str(e)
+            else:
+                self.value, self.error = cfg, None
+            self.message.value, self.message.visible = html.escape(self.error or ""), self.error is not None
 
     def _fill_tuned(self, event):
-        defaults = self.kind().flat()
-        for k, v in self._tuned.items():   # the last env's row, where nobody edited it since
-            if self.widgets[k].value == v: self.widgets[k].value = defaults[k]
-        try: row = tuned_settings(event.new)
-        except WorkbenchError: row = {}    # a malformed spec: _validate says why
-        self._tuned = {k: v for k, v in row.items() if self.widgets[k].value == defaults[k]}
-        for k, v in self._tuned.items(): self.widgets[k].value = v
-        self.note.value = html.escape(f"Tuned settings for {event.new} filled in (edit any to override): "
-                                      + ", ".join(f"{k}={v}" for k, v in self._tuned.items())) if self._tuned else ""
-        self.note.visible = bool(self._tuned)
+        with self._lock:
+            defaults = self.kind().flat()
+            for k, v in self._tuned.items():   # the last env's row, where nobody edited it since
+                if self.widgets[k].value == v: self.widgets[k].value = defaults[k]
+            try: row = tuned_settings(event.new)
+            except WorkbenchError: row = {}    # a malformed spec: _validate says why
+            self._tuned = {k: v for k, v in row.items() if self.widgets[k].value == defaults[k]}
+            for k, v in self._tuned.items(): self.widgets[k].value = v
+            self.note.value = html.escape(f"Tuned settings for {event.new} filled in (edit any to override): "
+                                          + ", ".join(f"{k}={v}" for k, v in self._tuned.items())) if self._tuned else ""
+            self.note.visible = bool(self._tuned)
 
     def __panel__(self): return self._layout
 
@@ -127,11 +130,16 @@ class TrainingDashboard(pn.viewable.Viewer):
         super().__init__(**params)
         s = self.session if self.session is not None else TrainingSession()
         self.session, self._drawn, self._callback, self._syncing, self._resync = s, None, None, False, []
-        self._lock, self._poller = threading.RLock(), None   # one refresh at a time: the poller's, a view's, a button's
+        # One thread at a time changes what the views show: the poller's refresh, a view's first sync, a button's or a
+        # field's handler. Panel sends a change over a notebook's comm in parts (header, metadata, content: one comm
+        # message each), so two threads sending at once interleave them, and the page assembles a broken patch
+        # (BokehJS: "TypeError: s is not iterable" in apply_json_patch) and drops the change.
+        self._lock, self._poller = threading.RLock(), None
         self._charts_drawn, self._charts_at, self._log_drawn, self._older = None, 0.0, None, ""
         self.in_notebook = False   # shown by a notebook cell (the app's Live page holds many sessions at once)
         self._unpolled = threading.Event()   # set: the poller ends
         self.form = ConfigForm(value=s.config)
+        self.form._lock = self._lock
         self.form.param.watch(lambda e: setattr(s, "config", e.new) if s.trainer is None else None, "value")
         self.start_button = pn.widgets.Button(name="Start", button_type="primary", width=110, css_classes=["wb-start"])
         self.pause_button = pn.widgets.Button(name="Pause", width=110, css_classes=["wb-pause"])
@@ -311,9 +319,9 @@ def _act(self: TrainingDashboard, action) -> bool:
     try:
         action(source=self.control_source)
     except WorkbenchError as e:
-        self.live.push(alert=str(e))
+        with self._lock: self.live.push(alert=str(e))
         return False
-    self.live.push(alert="")
+    with self._lock: self.live.push(alert="")
     return True
 
 @patch
@@ -325,7 +333,7 @@ def _on_knob(self: TrainingDashboard, name: str, value) -> None:
 @patch
 def _on_start(self: TrainingDashboard, _=None) -> None:
     if self.form.error:
-        self.live.push(alert=self.form.error)
+        with self._lock: self.live.push(alert=self.form.error)
         return
     self.session.config = self.form.value
     self._act(lambda source: self.session.start())
@@ -334,8 +342,9 @@ def _on_start(self: TrainingDashboard, _=None) -> None:
 @patch
 def _on_pause(self: TrainingDashboard, _=None) -> None:
     s = self.session
-    if s.status == "paused": self._act(s.resume); self.pause_button.name = "Pause"
-    else: self._act(s.pause); self.pause_button.name = "Resume"
+    with self._lock:
+        if s.status == "paused": self._act(s.resume); self.pause_button.name = "Pause"
+        else: self._act(s.pause); self.pause_button.name = "Resume"
 
 # %% ../../nbs/07c_app.dashboard.ipynb #113f65cb
 @patch
