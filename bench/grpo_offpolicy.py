@@ -8,7 +8,7 @@ Reported for each run: the train pass rate and reward per step (the curve), step
 TIS's capped share, and greedy val pass@1 of the last weights on 20 easy + 50 medium + 50 hard tasks.
 
     python -m bench grpo_offpolicy                  # seeds 1 2 3, 60 GRPO steps each: ~12 min on 2 cores; recorded
-    python -m bench grpo_offpolicy --quick          # seed 1, 20 SFT steps, 4 GRPO steps: a smoke test
+    python -m bench grpo_offpolicy --quick          # seed 1, 8 SFT updates, 2 GRPO steps of 8 samples x 4: a smoke test
 """
 
 import os, sys, tempfile, time
@@ -28,13 +28,13 @@ def sft(seed: int, runs: str, updates: int) -> dict:
     return {"run_dir": str(trainer.run_dir)}
 
 
-def grpo(seed: int, runs: str, init: str, steps: int, off_policy: bool) -> dict:
+def grpo(seed: int, runs: str, init: str, steps: int, off_policy: bool, batch: int = 16, group: int = 8) -> dict:
     from workbench.runs.events import Kind
     from workbench.train.grpo import GRPOTrainer
     from workbench.train.lm import LMTrainConfig
 
     cfg = LMTrainConfig.from_dict(
-        {"algo": "grpo", "init": init, "updates": steps, "batch_size": 16, "group_size": 8, "beta": 0.04,
+        {"algo": "grpo", "init": init, "updates": steps, "batch_size": batch, "group_size": group, "beta": 0.04,
          "learning_rate": 1e-4, "temperature": 1.0, "filter_groups": True, "review": 0.67, "task": "code?level=hard",
          "eval_every": 0, "checkpoint_every": 0, "seed": seed, "device": "cpu", "torch_threads": 1,
          "off_policy": off_policy}
@@ -65,7 +65,7 @@ FIGURES = {
 
 def run(quick: bool = False) -> dict:
     "SFT a seed, then GRPO on- and off-policy from it; two runs at a time, each a fresh process with one torch thread."
-    seeds, steps, sft_updates = ([1], 3, 8) if quick else ([1, 2, 3], 60, 400)
+    seeds, steps, sft_updates, batch, group = ([1], 2, 8, 8, 4) if quick else ([1, 2, 3], 60, 400, 16, 8)
     runs = tempfile.mkdtemp(prefix="grpo-offpolicy-")
     call = lambda fn, **kw: fresh("grpo_offpolicy", fn, **kw)
     with ThreadPoolExecutor(2) as pool:
@@ -73,12 +73,14 @@ def run(quick: bool = False) -> dict:
             zip(seeds, pool.map(lambda s: call("sft", seed=s, runs=runs, updates=sft_updates)["run_dir"], seeds))
         )
         jobs = [(s, off) for s in seeds for off in (False, True)]
-        results = list(pool.map(lambda j: call("grpo", seed=j[0], runs=runs, init=inits[j[0]], steps=steps, off_policy=j[1]),
+        results = list(pool.map(lambda j: call("grpo", seed=j[0], runs=runs, init=inits[j[0]], steps=steps, off_policy=j[1],
+                                               batch=batch, group=group),
                                 jobs))  # fmt: skip
     for r in results:
         if "error" in r:
             raise SystemExit(f"grpo_offpolicy: a run failed: {r['error']}")
-    return {"settings": {"seeds": seeds, "steps": steps, "sft_updates": sft_updates, "two_at_once": True},
+    return {"settings": {"seeds": seeds, "steps": steps, "sft_updates": sft_updates, "batch_size": batch, "group_size": group,
+                         "two_at_once": True},
             "figures": summary(results, steps), "raw": results}  # fmt: skip
 
 
