@@ -463,22 +463,15 @@ def copies_lab(tmp_path_factory):
     server.stop()
 
 
-def run_all(page, cells, what: str):
+def run_all(page, what: str):
     "Run > Run All Cells from the menu bar; wait until every code cell with source has its number and the kernel is idle."
     page.locator(".lm-MenuBar-itemLabel").get_by_text("Run", exact=True).click()
     page.locator(".lm-Menu-itemLabel").get_by_text("Run All Cells", exact=True).click()
-
-    def done():
-        prompts = [
-            cells.nth(i).locator(".jp-InputArea-prompt").text_content() or ""
-            for i in range(cells.count())
-            if "jp-CodeCell" in (cells.nth(i).get_attribute("class") or "")
-            and (cells.nth(i).locator(".jp-InputArea-editor").text_content() or "").strip()
-        ]
-        return (
-            all(re.search(r"\[\d+\]", p) for p in prompts)
-            and page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").count()
-        )
+    numbered = """() => [...document.querySelectorAll('.jp-Notebook .jp-CodeCell')]
+        .filter(c => (c.querySelector('.jp-InputArea-editor')?.textContent || '').trim())
+        .every(c => /\\[\\d+\\]/.test(c.querySelector('.jp-InputArea-prompt')?.textContent || ''))"""  # one round trip a poll
+    idle = page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']")
+    done = lambda: page.evaluate(numbered) and idle.count()  # noqa: E731
 
     page.locator(".jp-Notebook-ExecutionIndicator[data-status='busy']").wait_for(timeout=30_000)
     wait_for(done, timeout=300, interval=1.0, what=what)
@@ -500,7 +493,7 @@ def test_the_tutorial_run_whole_twice_as_make_lab_opens_it(copies_lab):
         page.wait_for_timeout(2_000)  # (the kernel's metadata reaches the notebook once it is connected)
         assert "jp-mod-dirty" not in (tab.get_attribute("class") or ""), "the copy is marked modified as it opens"
         for n in (1, 2):
-            run_all(page, cells, f"pass {n} of the tutorial")
+            run_all(page, f"pass {n} of the tutorial")
             failed = cells.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
             assert not failed.filter(has_text="Traceback").count(), failed.first.text_content()
             finished = [r for r in runs.runs() if r["status"] == "finished" and r["global_step"] >= 20_000]
