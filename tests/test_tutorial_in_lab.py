@@ -385,9 +385,26 @@ def test_tutorial_live_in_jupyterlab(lab):
         ][0]
         run_until("session.dashboard(")
         at = steps()
-        wait_for(
-            lambda: page.locator(".wb-live").count() == 1 and steps() > at, timeout=60, what="the new view to count"
-        )
+        try:
+            wait_for(
+                lambda: page.locator(".wb-live").count() == 1 and steps() > at, timeout=60, what="the new view to count"
+            )
+        except AssertionError:  # (seen twice under load: which half failed, an old view left or a still counter?)
+            page.screenshot(path=str(shots / "failed_new_view.png"), full_page=True)
+            texts = [t.strip() for t in page.locator(".wb-live .wb-step-count").all_text_contents()]
+            print(
+                "VIEWS",
+                page.locator(".wb-live").count(),
+                "counters",
+                texts,
+                "at",
+                at,
+                "store",
+                [(r["status"], r["global_step"]) for r in RunStore(lab.runs_dir).runs()],
+                "\nCONSOLE",
+                console[-20:],
+            )
+            raise
         assert (page.locator(".wb-live .wb-alert").text_content() or "").strip() == ""
 
         page.get_by_role("button", name="Stop", exact=True).click()
