@@ -1,7 +1,7 @@
 """Helpers shared by the benchmark scripts: a busy-machine check, versions, the greedy evaluation and our trainer of the
 learning benchmarks, sweeps on the command line, PuffeRL's defaults (fresh worker processes: `runner.fresh`)."""
 
-import ast, configparser, importlib.metadata, os, platform, subprocess, sys, time
+import ast, configparser, importlib.metadata, os, platform, re, subprocess, sys, time
 
 from pathlib import Path
 
@@ -45,6 +45,20 @@ def versions(*packages) -> dict:
     v = {p: version(p) for p in packages}
     v.update(python=platform.python_version(), cpus=os.cpu_count())
     return v
+
+
+def tracebacks(stderr: str, limit: int = 2500) -> str:
+    """The Python tracebacks in a launcher's `stderr` (each worker's, to its exception's line; a `[rank1]:` prefix
+    kept) and any C++ abort's message, the last `limit` characters: what failed, which the launcher's summary after
+    them does not say."""
+    out, inside = [], False
+    for line in stderr.splitlines():
+        text = re.sub(r"^\[(default)?\d*rank\d+\]:\s?", "", line)
+        inside = inside or text.startswith("Traceback (most recent call last)")
+        if inside or re.match(r"terminate called|  what\(\):|Fatal Python error", text):  # (and a C++ abort's words)
+            out.append(line)
+            inside = not (text and not text[0].isspace() and not text.startswith("Traceback"))  # the exception's line
+    return "\n".join(out)[-limit:] or "(no Python traceback)"
 
 
 def puffer_default_train_config() -> dict:

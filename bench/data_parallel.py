@@ -22,7 +22,7 @@ environment (`BENCH_WORKER`, JSON), not in flags.
 import collections, json, os, shutil, subprocess, sys, tempfile, time
 from pathlib import Path
 
-from benchutil import versions
+from benchutil import tracebacks, versions
 from runner import make_table
 
 HERE = Path(__file__).resolve()
@@ -106,9 +106,10 @@ def launch(processes: int, work: dict) -> list:
     p = subprocess.run(cmd, capture_output=True, text=True, env=env)
     lines = [json.loads(f.read_text()) for f in sorted(Path(out).glob("rank*.json"))]
     shutil.rmtree(out)
-    if p.returncode or len(lines) != processes:
+    if p.returncode or len(lines) != processes:  # the launcher's summary, then what the ranks raised (the tail)
         raise SystemExit(
-            f"data_parallel: {' '.join(cmd[:4])} failed ({p.returncode}):\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}"
+            f"data_parallel: {' '.join(cmd[:4])} failed ({p.returncode}):\n{p.stdout[-1000:]}\n{p.stderr[-1000:]}\n"
+            f"the workers' tracebacks:\n{tracebacks(p.stderr)}"
         )
     return lines
 
@@ -116,6 +117,11 @@ def launch(processes: int, work: dict) -> list:
 FIGURES = {"two_shared_over_one": "higher", "two_ddp_over_one": "higher", "allreduce_shared_us": "lower"}
 RUNS = {"one": "1 process x 2E envs", "two_shared": "2 processes x E envs, shared memory",
         "two_ddp": "2 processes x E envs, DDP over gloo"}  # fmt: skip
+
+
+def run_name(k: str, envs: int) -> str:
+    "RUNS[k] with its envs counted (E envs a process of two)."
+    return RUNS[k].replace("2E", str(2 * envs)).replace(" E ", f" {envs} ")
 
 
 def options(p):
@@ -134,7 +140,9 @@ def run(quick: bool = False, steps: int = 100_000, envs: int = 8, eval_every: in
         steps = 8_192
     torchrun = str(Path(sys.executable).parent / "torchrun")
     env = {**os.environ, "PYTHONWARNINGS": "ignore", "BENCH_WORKER": json.dumps({"role": "allreduce", "numel": numel})}
-    p = subprocess.run([torchrun, "--nproc_per_node", "2", str(HERE)], capture_output=True, text=True, env=env)
+    p = subprocess.run(
+        [torchrun, "--standalone", "--nproc_per_node", "2", str(HERE)], capture_output=True, text=True, env=env
+    )
     line = next((x for x in p.stdout.splitlines() if x.startswith("ALLREDUCE ")), None)
     if line is None:
         raise SystemExit(f"data_parallel: the all-reduce workers failed: {p.stderr.strip().splitlines()[-1:]}")
@@ -149,7 +157,7 @@ def run(quick: bool = False, steps: int = 100_000, envs: int = 8, eval_every: in
         figures[f"{k}_over_one"] = round(figures[f"{k}_sps"] / figures["one_sps"], 3)
     figures.update({"allreduce_gloo_us": round(ar["gloo"], 1), "allreduce_shared_us": round(ar["shared memory"], 1)})
     for k, ranks in runs.items():
-        print(f"  {RUNS[k].replace('E', str(envs)):<40} {ranks[0]['sps']:>9,.0f} steps/s", flush=True)
+        print(f"  {run_name(k, envs):<40} {ranks[0]['sps']:>9,.0f} steps/s", flush=True)
     settings = {"steps": steps, "envs": envs, "eval_every": eval_every, "eval_episodes": eval_episodes, "numel": numel}
     return {"settings": settings, "figures": figures, "raw": {"allreduce_us": ar, "runs": runs},
             "versions": versions("torch", "accelerate", "gymnasium")}  # fmt: skip
@@ -160,10 +168,11 @@ def table(records: list) -> str:
 
     def cells(rec):
         f, e = rec["figures"], rec["settings"]["envs"]
-        name = lambda k: RUNS[k].replace("2E", str(2 * e)).replace(" E ", f" {e} ")  # noqa: E731
         ratio = lambda k: "1" if k == "one" else f"{f[f'{k}_over_one']:.2f}"  # noqa: E731
         rows = [
-            [name(k), f"{rec['settings']['steps']:,}", f"{f[f'{k}_sps']:,}", ratio(k)] for k in RUNS if f"{k}_sps" in f
+            [run_name(k, e), f"{rec['settings']['steps']:,}", f"{f[f'{k}_sps']:,}", ratio(k)]
+            for k in RUNS
+            if f"{k}_sps" in f
         ]
         if "allreduce_shared_us" in f:
             rows.append([f"the all-reduce alone, {rec['settings']['numel']:,} floats: gloo / shared memory", "",

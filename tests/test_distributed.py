@@ -128,13 +128,15 @@ import sys, torch
 from workbench.train.config import TrainConfig
 from workbench.train.ppo import PPOTrainer
 cfg = TrainConfig.from_dict({"env": "gym:CartPole-v1", "num_envs": 4, "num_steps": 16, "num_minibatches": 2,
-                             "update_epochs": 2, "total_timesteps": 512, "eval_every": 0, "checkpoint_every": 0,
-                             "device": "cpu", "obs_norm": True, "grad_sync": sys.argv[2]})
+                             "update_epochs": 4, "total_timesteps": 512, "eval_every": 0, "checkpoint_every": 0,
+                             "device": "cpu", "obs_norm": True, "grad_sync": sys.argv[2], "target_kl": 2e-4})
 t = PPOTrainer(cfg)
+epochs, update = [], t.update   # with target_kl, a rank's own KL could end its epochs before the other's
+t.update = lambda: (stats := update(), epochs.append(stats["losses/epochs"]))[0]
 t.fit()
 block = t.sync.reducer.shm.name if t.sync is not None else None
-torch.save({"state": t.policy.state_dict(), "sync": type(t.sync).__name__, "fused": t.learner.name == "c", "block": block},
-           f"{sys.argv[1]}/rank{t.rank}.pt")
+torch.save({"state": t.policy.state_dict(), "sync": type(t.sync).__name__, "fused": t.learner.name == "c", "block": block,
+            "epochs": epochs}, f"{sys.argv[1]}/rank{t.rank}.pt")
 """
 
 
@@ -142,7 +144,8 @@ def test_shared_memory_sync_trains_as_ddp(tmp_path):
     """Two CPU processes on one host average their gradients through shared memory (`grad_sync=auto`): both ranks
     end with the same weights and observation statistics as under DDP over gloo (`grad_sync=ddp`), bit for bit, in
     torch's arithmetic (`WORKBENCH_KERNELS=0`); with the C kernels (`kernels.fused`, which DDP does not use) the two
-    ranks still end bit for bit alike."""
+    ranks still end bit for bit alike. With `target_kl` set, an update's epochs end early on both ranks or on neither
+    (each rank's own KL once stopped one rank alone: its collectives then paired with the other's wrong ones)."""
     script = tmp_path / "train_and_save.py"
     script.write_text(TRAIN_AND_SAVE)
     states = {}
@@ -156,6 +159,9 @@ def test_shared_memory_sync_trains_as_ddp(tmp_path):
         for rank in (0, 1):
             states[mode + kernels, rank] = torch.load(out / f"rank{rank}.pt")
     assert states["auto0", 0]["sync"] == "HostSync" and states["ddp0", 0]["sync"] == "NoneType"
+    for run in ("auto0", "ddp0", "auto1"):  # target_kl ended some updates early, on both ranks alike
+        epochs = states[run, 0]["epochs"]
+        assert epochs == states[run, 1]["epochs"] and min(epochs) < 4, (run, epochs)
     assert states["auto1", 0]["fused"] and not states["auto0", 0]["fused"]
     for run in ("auto0", "auto1"):
         first = states[run, 0]["state"]

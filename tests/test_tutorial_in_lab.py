@@ -339,10 +339,9 @@ def test_tutorial_live_in_jupyterlab(lab):
         page.reload()
         try:
             step_count.wait_for(timeout=90_000)
-        except Exception:
+        except Exception as e:
             page.screenshot(path=str(shots / "failed_reload.png"), full_page=True)
-            print("CONSOLE", "\n".join(console[-40:]))
-            raise
+            raise AssertionError(f"no dashboard after the reload: {e}\nconsole: {console[-20:]}") from None
         wait_for(lambda: steps() > before_steps, timeout=60, what="the reloaded dashboard to show the running session")
         wait_for(lambda: points() >= before_points, timeout=30, what="the reloaded charts to hold the whole history")
         page.locator(".wb-live .wb-status-value").get_by_text("running").wait_for(timeout=30_000)
@@ -392,19 +391,11 @@ def test_tutorial_live_in_jupyterlab(lab):
         except AssertionError:  # (seen twice under load: which half failed, an old view left or a still counter?)
             page.screenshot(path=str(shots / "failed_new_view.png"), full_page=True)
             texts = [t.strip() for t in page.locator(".wb-live .wb-step-count").all_text_contents()]
-            print(
-                "VIEWS",
-                page.locator(".wb-live").count(),
-                "counters",
-                texts,
-                "at",
-                at,
-                "store",
-                [(r["status"], r["global_step"]) for r in RunStore(lab.runs_dir).runs()],
-                "\nCONSOLE",
-                console[-20:],
-            )
-            raise
+            runs = [(r["status"], r["global_step"]) for r in RunStore(lab.runs_dir).runs()]
+            raise AssertionError(  # in the message: CI shows the failure's lines, not the captured output
+                f"the new view does not count: {page.locator('.wb-live').count()} views, counters {texts}, "
+                f"at {at}, runs {runs}\nconsole: {console[-20:]}"
+            ) from None
         assert (page.locator(".wb-live .wb-alert").text_content() or "").strip() == ""
 
         page.get_by_role("button", name="Stop", exact=True).click()
@@ -413,12 +404,10 @@ def test_tutorial_live_in_jupyterlab(lab):
                 lambda: store.get_run(run_id)["status"] == "stopped", timeout=90, what="the store to record the stop"
             )
             page.locator(".wb-live .wb-status-value").get_by_text("stopped").wait_for(timeout=30_000)
-        except Exception:
+        except Exception as e:
             page.screenshot(path=str(shots / "failed_stop.png"), full_page=True)
-            print(
-                "CONTROLS", [e["data"] for e in store.events(run_id, "control")], "\nCONSOLE", "\n".join(console[-30:])
-            )
-            raise
+            controls = [c["data"] for c in store.events(run_id, "control")]
+            raise AssertionError(f"{e}\ncontrols: {controls}\nconsole: {console[-20:]}") from None
 
         # The cell that makes the session, run again: the view above says it shows an older session, and which is newer.
         position[0] = [

@@ -37,7 +37,7 @@ trap 'pkill -P $docs 2>/dev/null; kill $docs $sampler 2>/dev/null' EXIT
 # them they keep CI's two cores busy (tools/timeline.py shows it; three processes were no faster, the cores being full).
 # The longest files go first (tests/conftest.py's SLOW_FIRST), so that both end together.
 echo "== $(date +%T) pytest (tests/, 2 processes)"
-pytest -n 2 --dist loadfile --no-loadscope-reorder "$@"
+pytest -n 2 --dist loadfile --no-loadscope-reorder --tb=short "$@"
 rc=$?
 if [ $rc -eq 5 ]; then echo "pytest collected no tests: failing, so an empty run is not mistaken for a pass"; exit 1; fi
 wait $docs

@@ -38,12 +38,17 @@ class Trainer:
     def _stopping(self) -> bool:
         "Apply queued controls; True once a stop was asked (on any process: a signal to one stops them all)."
         self.apply_controls()
-        acc, sync = getattr(self, "accelerator", None), getattr(self, "sync", None)
-        if sync is not None: self._stop = sync.any(self._stop)   # shared memory between CPU processes (`train.hostsync`)
-        elif acc is not None and acc.num_processes > 1:
-            stop = torch.tensor([float(self._stop)], device=acc.device)
-            self._stop = bool(acc.reduce(stop, "max").item())
+        self._stop = self._any_rank(self._stop)
         return self._stop
+
+    def _any_rank(self, flag: bool) -> bool:
+        """True if `flag` is set on any process (each must ask, in the same order): a decision that ends a loop early
+        must be taken alike on every rank, or their collectives part ways and the processes hang or abort."""
+        acc, sync = getattr(self, "accelerator", None), getattr(self, "sync", None)
+        if sync is not None: return sync.any(flag)   # shared memory between CPU processes (`train.hostsync`)
+        if acc is not None and acc.num_processes > 1:
+            return bool(acc.reduce(torch.tensor([float(flag)], device=acc.device), "max").item())
+        return bool(flag)
 
     def _elapsed(self, now: float) -> float:
         "Seconds since `fit` started (`_start_time`), less the time spent paused since then."

@@ -272,7 +272,7 @@ def update(self: PPOTrainer) -> dict:
     for epoch in range(ppo.update_epochs):   # minibatches' gradients, averaged across processes, clipped Adam steps
         sums, stats, n = learner.epoch(torch.randperm(units, device=self.device), per_mb, ppo, self.sync)
         totals += sums; count += n; epochs += 1
-        if ppo.target_kl is not None and stats[3].item() > ppo.target_kl: break   # approx_kl
+        if ppo.target_kl is not None and self._any_rank(stats[3].item() > ppo.target_kl): break   # approx_kl, any rank
     return self._update_stats(totals / count, epochs)
 
 @patch
