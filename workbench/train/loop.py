@@ -41,15 +41,6 @@ class Trainer:
         self._stop = self._any_rank(self._stop)
         return self._stop
 
-    def _any_rank(self, flag: bool) -> bool:
-        """True if `flag` is set on any process (each must ask, in the same order): a decision that ends a loop early
-        must be taken alike on every rank, or their collectives part ways and the processes hang or abort."""
-        acc, sync = getattr(self, "accelerator", None), getattr(self, "sync", None)
-        if sync is not None: return sync.any(flag)   # shared memory between CPU processes (`train.hostsync`)
-        if acc is not None and acc.num_processes > 1:
-            return bool(acc.reduce(torch.tensor([float(flag)], device=acc.device), "max").item())
-        return bool(flag)
-
     def _elapsed(self, now: float) -> float:
         "Seconds since `fit` started (`_start_time`), less the time spent paused since then."
         return now - self._start_time - (self.paused_seconds - self._paused_before)
@@ -143,6 +134,16 @@ class Trainer:
         return self.thread
 
 # %% ../../nbs/05d_train.loop.ipynb #c0f1a2b5
+@patch
+def _any_rank(self: Trainer, flag: bool) -> bool:
+    """True if `flag` is set on any process (each must ask, in the same order): a decision that ends a loop early must
+    be taken alike on every rank, or their collectives part ways and the processes hang or abort."""
+    acc, sync = getattr(self, "accelerator", None), getattr(self, "sync", None)
+    if sync is not None: return sync.any(flag)   # shared memory between CPU processes (`train.hostsync`)
+    if acc is not None and acc.num_processes > 1:
+        return bool(acc.reduce(torch.tensor([float(flag)], device=acc.device), "max").item())
+    return bool(flag)
+
 @patch
 def _contends(self: Trainer, score: Optional[float]) -> bool:
     "Whether `score` makes a new best: at least the best so far (a tie goes to the later checkpoint)."
