@@ -41,6 +41,15 @@ class Trainer:
         self._stop = self._any_rank(self._stop)
         return self._stop
 
+    def _any_rank(self, flag: bool) -> bool:
+        """True if `flag` is set on any process (each must ask, in the same order): a decision that ends a loop early
+        must be taken alike on every rank, or their collectives part ways and the processes hang or abort."""
+        acc, sync = getattr(self, "accelerator", None), getattr(self, "sync", None)
+        if sync is not None: return sync.any(flag)   # shared memory between CPU processes (`train.hostsync`)
+        if acc is not None and acc.num_processes > 1:
+            return bool(acc.reduce(torch.tensor([float(flag)], device=acc.device), "max").item())
+        return bool(flag)
+
     def _elapsed(self, now: float) -> float:
         "Seconds since `fit` started (`_start_time`), less the time spent paused since then."
         return now - self._start_time - (self.paused_seconds - self._paused_before)
@@ -92,12 +101,6 @@ class Trainer:
                 and self.best_score >= run.stop_at:   # (after any evaluation: a resumed run may hold such a best)
             self.controls.stop(source=GOAL_MET)
 
-    def _evaluates(self) -> bool:
-        """Whether this process takes part in evaluations: the main one, or all where they share them (`sync`: PPO;
-        only with at least an episode a process: with fewer, the main process plays them all and the others skip)."""
-        sync = getattr(self, "sync", None)
-        return self.main or (sync is not None and self.cfg.run.eval_episodes >= sync.world)
-
     def _finish(self, update: int) -> None:
         "A last evaluation (unless this update had one) and checkpoint, then the final status; or `diverged`."
         if self.diverged:   # the checkpoints already written hold finite weights: the last one is where to resume
@@ -135,14 +138,11 @@ class Trainer:
 
 # %% ../../nbs/05d_train.loop.ipynb #c0f1a2b5
 @patch
-def _any_rank(self: Trainer, flag: bool) -> bool:
-    """True if `flag` is set on any process (each must ask, in the same order): a decision that ends a loop early must
-    be taken alike on every rank, or their collectives part ways and the processes hang or abort."""
-    acc, sync = getattr(self, "accelerator", None), getattr(self, "sync", None)
-    if sync is not None: return sync.any(flag)   # shared memory between CPU processes (`train.hostsync`)
-    if acc is not None and acc.num_processes > 1:
-        return bool(acc.reduce(torch.tensor([float(flag)], device=acc.device), "max").item())
-    return bool(flag)
+def _evaluates(self: Trainer) -> bool:
+    """Whether this process takes part in evaluations: the main one, or all where they share them (`sync`: PPO;
+    only with at least an episode a process: with fewer, the main process plays them all and the others skip)."""
+    sync = getattr(self, "sync", None)
+    return self.main or (sync is not None and self.cfg.run.eval_episodes >= sync.world)
 
 @patch
 def _contends(self: Trainer, score: Optional[float]) -> bool:
