@@ -106,7 +106,7 @@ class PPOTrainer(Trainer):
         cfg = self.cfg
         # Per-role policies get a parameter group each (their own Adam, as Adam's state is per parameter), each with its
         # own gradient-norm clip
-        self.optimizer = make_adam(self._param_groups(), cfg.ppo.learning_rate)
+        self.optimizer = make_adam(self._param_groups(), cfg.ppo.learning_rate, compiling=cfg.run.compile)
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, self._lr_factor)
         # For the update's forward pass only (compiled if asked); all else uses `self.policy`. CPU processes on one host
         # average their gradients through shared memory (`HostSync`: gloo's all-reduce over loopback costs more than the
