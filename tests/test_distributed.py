@@ -124,9 +124,12 @@ def test_grpo_two_processes_in_bf16(runs_dir, tmp_path):
 
 
 TRAIN_AND_SAVE = """
-import sys, torch
+import atexit, os, sys, torch
+import torch.distributed as dist
 from workbench.train.config import TrainConfig
 from workbench.train.ppo import PPOTrainer
+# (registered before the trainer's own exit handler, so run after it: the group is gone by then)
+atexit.register(lambda: open(f"{sys.argv[1]}/left{os.environ['RANK']}", "w").write(str(dist.is_initialized())))
 cfg = TrainConfig.from_dict({"env": "gym:CartPole-v1", "num_envs": 4, "num_steps": 16, "num_minibatches": 2,
                              "update_epochs": 4, "total_timesteps": 512, "eval_every": 0, "checkpoint_every": 0,
                              "device": "cpu", "obs_norm": True, "grad_sync": sys.argv[2], "target_kl": 2e-4})
@@ -159,7 +162,10 @@ def test_shared_memory_sync_trains_as_ddp(tmp_path):
         for rank in (0, 1):
             states[mode + kernels, rank] = torch.load(out / f"rank{rank}.pt")
     assert states["auto0", 0]["sync"] == "HostSync" and states["ddp0", 0]["sync"] == "NoneType"
-    for run in ("auto0", "ddp0", "auto1"):  # target_kl ended some updates early, on both ranks alike
+    for run in ("auto0", "ddp0", "auto1"):
+        # each rank destroyed its process group as it exited (leave_group_at_exit), before Python's own end
+        assert [(tmp_path / run / f"left{rank}").read_text() for rank in (0, 1)] == ["False", "False"]
+        # target_kl ended some updates early, on both ranks alike
         epochs = states[run, 0]["epochs"]
         assert epochs == states[run, 1]["epochs"] and min(epochs) < 4, (run, epochs)
     assert states["auto1", 0]["fused"] and not states["auto0", 0]["fused"]

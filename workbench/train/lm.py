@@ -19,7 +19,7 @@ from ..policy.tokens import TokenPolicy
 from ..policy.decode import make_decoder
 from ..runs.events import Controls, EventBus, Kind
 from .checkpoint import CheckpointManager, find_checkpoint, load_checkpoint, rng_state, set_rng_state
-from .loop import Trainer
+from .loop import Trainer, leave_group_at_exit
 # the settings live in `train.lm_config`; they are read from here too
 from .lm_config import (  # noqa: F401
     LM_LIVE, CodeGRPOConfig, GRPOConfig, GRPOTrainConfig, LMTrainConfig, ModelConfig, OptimConfig, SFTTrainConfig,
@@ -104,6 +104,7 @@ def token_frame(trainer, cfg, kind: str, run_dir, bus, controls, resume: Optiona
     if cfg.run.torch_threads: torch.set_num_threads(cfg.run.torch_threads)
     reuse_freed_memory()
     trainer.accelerator = Accelerator(cpu=device == "cpu", mixed_precision="bf16" if cfg.run.bf16 else "no")
+    leave_group_at_exit(trainer.accelerator)
     trainer.device, trainer.main = trainer.accelerator.device, trainer.accelerator.is_main_process
     return start, cfg
 

@@ -5,7 +5,7 @@
 # %% ../../nbs/05d_train.loop.ipynb #f632f55f
 from __future__ import annotations
 from ..core import ConfigError, WorkbenchError  # first: see deps
-import contextlib, threading, time
+import atexit, contextlib, threading, time
 from pathlib import Path
 from typing import Optional
 
@@ -14,7 +14,7 @@ from fastcore.basics import patch
 from ..runs.events import GOAL_MET, Controls, EventBus, Kind, Metric
 
 # %% auto #0
-__all__ = ['Trainer']
+__all__ = ['Trainer', 'leave_group_at_exit']
 
 # %% ../../nbs/05d_train.loop.ipynb #6fb104dc
 class Trainer:
@@ -167,6 +167,21 @@ def _scored(self: Trainer) -> float:
 def confirm(self: Trainer, score: float) -> float:
     "A would-be best's score measured again (PPO: on more fresh episodes); here as it was (the same held-out tasks)."
     return score
+
+# %% ../../nbs/05d_train.loop.ipynb #e698c99a
+_LEAVING: list = []
+
+def leave_group_at_exit(accelerator) -> None:
+    "In a run of several processes, destroy the process group when this process exits (once a process; see above)."
+    if accelerator.num_processes < 2 or _LEAVING: return
+    _LEAVING.append(True)
+    atexit.register(_leave_group)
+
+def _leave_group() -> None:
+    import torch.distributed as dist
+    if not (dist.is_available() and dist.is_initialized()): return
+    try: dist.destroy_process_group()
+    except Exception: pass   # (the others may be gone already: this process is leaving anyway)
 
 # %% ../../nbs/05d_train.loop.ipynb #e0f4bee6
 @patch

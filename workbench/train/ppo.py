@@ -16,7 +16,7 @@ from ..policy import make_policy
 from ..policy.replay import keep_scan_eager
 from .config import KNOBS, LIVE_HPARAMS, TrainConfig
 from ..runs.events import Controls, EventBus, Kind, Metric
-from .loop import Trainer
+from .loop import Trainer, leave_group_at_exit
 from .hostsync import HostSync
 from .checkpoint import CheckpointManager, rng_state, set_rng_state
 from ..judge.episodes import episode_stats, evaluate_policy, tally_infos
@@ -52,6 +52,7 @@ class PPOTrainer(Trainer):
         graphs = cfg.run.cuda_graphs and device != "cpu" and not cfg.policy.sde   # (autocast's cast cache is not for graphs)
         self.accelerator = Accelerator(cpu=device == "cpu", mixed_precision="bf16" if cfg.run.bf16 else "no",
                                        kwargs_handlers=[AutocastKwargs(cache_enabled=False)] if graphs else None)
+        leave_group_at_exit(self.accelerator)
         self.device, self.rank = self.accelerator.device, self.accelerator.process_index
         self.main = self.accelerator.is_main_process
         seed_everything(cfg.run.seed + 1000 * self.rank)
