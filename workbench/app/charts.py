@@ -5,7 +5,7 @@
 # %% ../../nbs/07b_app.charts.ipynb #6467cfef
 from __future__ import annotations
 import workbench.core  # noqa: F401  first: quiets dependency notices
-import html, pathlib
+import html, pathlib, threading
 from typing import Optional
 
 import panel as pn
@@ -16,7 +16,8 @@ from .session import MetricHistory
 from .views import CHARTS
 
 # %% auto #0
-__all__ = ['LIVE_CSS', 'LIVE_JS', 'chart_figure', 'chart_tail', 'LiveView', 'setup_notebook', 'notebook_ready', 'fallback_note']
+__all__ = ['LIVE_CSS', 'LIVE_JS', 'chart_figure', 'chart_tail', 'LiveView', 'setup_notebook', 'whole_comm_messages',
+           'notebook_ready', 'fallback_note']
 
 # %% ../../nbs/07b_app.charts.ipynb #8ff59450
 def chart_figure(history: MetricHistory, name: str, charts: Optional[dict] = None) -> dict:
@@ -225,7 +226,24 @@ def setup_notebook(**kwargs) -> None:
     "Set this notebook up for Workbench's views: Panel with plotly, every script and stylesheet from the installed packages."
     global _notebook_ready
     pn.extension("plotly", inline=True, **kwargs)
+    whole_comm_messages()
     _notebook_ready = True
+
+_SEND_LOCK = threading.Lock()
+
+def whole_comm_messages() -> None:
+    """Make each Bokeh message Panel sends over a notebook's comm go out whole, whatever thread sends it. Panel sends a
+    message in parts, a comm message each (header, metadata, content, buffers: `panel.io.notebook.send`), and sends from
+    whichever thread changed a model: a dashboard's poller, and the kernel's thread that handles a click (Panel applies
+    the click to the document, then sends what that changed). Two at once interleave their parts and the page assembles a
+    broken patch (BokehJS: `TypeError: s is not iterable`) and drops a change: a button left in its old state, a status
+    never shown. A dashboard's lock covers its own handlers, not Panel's sends after them; this lock covers every send."""
+    from panel.io import notebook as nb
+    if getattr(nb.send, "_whole", False): return
+    def send(comm, msg, _send=nb.send):
+        with _SEND_LOCK: _send(comm, msg)
+    send._whole = True
+    nb.send = send
 
 def notebook_ready() -> bool:
     "Whether `setup_notebook` ran in this kernel."

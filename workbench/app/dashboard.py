@@ -133,7 +133,8 @@ class TrainingDashboard(pn.viewable.Viewer):
         # One thread at a time changes what the views show: the poller's refresh, a view's first sync, a button's or a
         # field's handler. Panel sends a change over a notebook's comm in parts (header, metadata, content: one comm
         # message each), so two threads sending at once interleave them, and the page assembles a broken patch
-        # (BokehJS: "TypeError: s is not iterable" in apply_json_patch) and drops the change.
+        # (BokehJS: "TypeError: s is not iterable" in apply_json_patch) and drops the change. Panel's own sends after a
+        # handler (what a click changed) are outside it: `charts.whole_comm_messages` keeps every message whole.
         self._lock, self._poller = threading.RLock(), None
         self._charts_drawn, self._charts_at, self._log_drawn, self._older = None, 0.0, None, ""
         self.in_notebook = False   # shown by a notebook cell (the app's Live page holds many sessions at once)
