@@ -19,7 +19,7 @@ from ..policy.tokens import TokenPolicy
 from ..policy.decode import make_decoder
 from ..runs.events import Controls, EventBus, Kind
 from .checkpoint import CheckpointManager, find_checkpoint, load_checkpoint, rng_state, set_rng_state
-from .loop import Trainer, leave_group_at_exit
+from .loop import Trainer, leave_group_at_exit, prepared
 # the settings live in `train.lm_config`; they are read from here too
 from .lm_config import (  # noqa: F401
     LM_LIVE, CodeGRPOConfig, GRPOConfig, GRPOTrainConfig, LMTrainConfig, ModelConfig, OptimConfig, SFTTrainConfig,
@@ -209,7 +209,7 @@ class LMTrainer(TokenTrainer):
         self.policy = build_policy(cfg, resume or start)
         self.policy.model.to(self.device)
         prepare_model(self.policy, cfg)
-        self._train_model = self.accelerator.prepare(self.policy.model)   # DDP-wrapped across processes
+        self._train_model = prepared(self.accelerator, self.policy.model)   # DDP-wrapped across processes
         env = cfg.task.env   # each process of a data-parallel run draws its own training tasks
         self.env = CodeEnv(dataclasses.replace(env, seed=env.seed + 7919 * self.accelerator.process_index),
                            parallel=cfg.decode.judge_workers)

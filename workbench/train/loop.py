@@ -14,7 +14,7 @@ from fastcore.basics import patch
 from ..runs.events import GOAL_MET, Controls, EventBus, Kind, Metric
 
 # %% auto #0
-__all__ = ['Trainer', 'leave_group_at_exit']
+__all__ = ['Trainer', 'leave_group_at_exit', 'prepared']
 
 # %% ../../nbs/05d_train.loop.ipynb #6fb104dc
 class Trainer:
@@ -176,6 +176,14 @@ def leave_group_at_exit(accelerator) -> None:
     if accelerator.num_processes < 2 or _LEAVING: return
     _LEAVING.append(True)
     atexit.register(_leave_group)
+
+def prepared(accelerator, model: torch.nn.Module) -> torch.nn.Module:
+    """`accelerator.prepare(model)` where it changes the model: several processes (DDP wraps it) or mixed precision
+    (autocast around its forward). One process in fp32 takes the model as it is (already on its device): `prepare`
+    would only import `torch.distributed.tensor` to look for DTensors (0.4 s of CPU, with sympy), which every CLI run,
+    trial, job and test process paid."""
+    if accelerator.num_processes == 1 and accelerator.mixed_precision == "no": return model
+    return accelerator.prepare(model)
 
 def _leave_group() -> None:
     import torch.distributed as dist

@@ -16,7 +16,7 @@ from ..policy import make_policy
 from ..policy.replay import keep_scan_eager
 from .config import KNOBS, LIVE_HPARAMS, TrainConfig
 from ..runs.events import Controls, EventBus, Kind, Metric
-from .loop import Trainer, leave_group_at_exit
+from .loop import Trainer, leave_group_at_exit, prepared
 from .hostsync import HostSync
 from .checkpoint import CheckpointManager, rng_state, set_rng_state
 from ..judge.episodes import episode_stats, evaluate_policy, tally_infos
@@ -115,7 +115,7 @@ class PPOTrainer(Trainer):
         self.sync = HostSync.create(self.accelerator, self.policy, cfg.run.grad_sync)
         if cfg.run.compile: keep_scan_eager()   # an LSTM's scan stays eager: traced, it takes minutes to compile
         model = torch.compile(self.policy, mode=cfg.run.compile_mode) if cfg.run.compile else self.policy
-        self._train_model = model if self.sync else self.accelerator.prepare(model)
+        self._train_model = model if self.sync else prepared(self.accelerator, model)
         self.learner = make_backend(self.policy, self.optimizer, cfg, self._train_model, self.accelerator, len(self.roles),
                                     distributed=self.sync is None and self.accelerator.use_distributed)
 
