@@ -60,7 +60,7 @@ def run(quick: bool = False, rounds: int = 2, steps: int = 6, tasks: int = 16, g
     "One short SFT, then GRPO from it with the judges after and beside generation, alternating, each a fresh process."
     sft_updates = 200
     if quick:
-        rounds, steps, tasks, gen_batch, sft_updates = 1, 1, 4, 16, 10
+        rounds, steps, tasks, gen_batch, sft_updates = 1, 1, 2, 8, 10  # 16 samples: two batches, the judges beside one
     init = fresh("judge_overlap", "sft", runs=tempfile.mkdtemp(prefix="overlap-"), updates=sft_updates)
     if "error" in init:
         raise SystemExit(f"judge_overlap: the SFT run failed: {init['error']}")
