@@ -157,16 +157,6 @@ def _quiet():
     "PufferLib's strategies print as they work: keep that off the sweep's output."
     with contextlib.redirect_stdout(io.StringIO()): yield
 
-@contextlib.contextmanager
-def _one_thread():
-    """torch on one thread meanwhile: Protein fits two small GPs (1,000 Adam steps each) a suggestion, in the same time
-    on one thread as on two (5 suggestions: 14.6 s against 14.1 s here) at a third less CPU, which the sweep's running
-    trials keep."""
-    import torch
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try: yield
-    finally: torch.set_num_threads(threads)
 
 class Strategy:
     "Suggests trials' parameters and observes their (score, cost); scores are maximised (`goal` minimize negates them)."
@@ -191,7 +181,7 @@ class Strategy:
         if self.method == "random" or (self.method == "protein" and not self.scores and index > 0):
             x = np.random.uniform(self.hp.min_bounds, self.hp.max_bounds)
             return self.space.to_user(self.hp.to_dict(x)), {}
-        with _quiet(), _one_thread(): d, info = self.impl.suggest(None)
+        with _quiet(): d, info = self.impl.suggest(None)
         return self.space.to_user(d), {k: float(v) for k, v in (info or {}).items()}
 
     def observe(self, values: dict, score: Optional[float], cost: float, failure: bool = False):
