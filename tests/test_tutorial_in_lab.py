@@ -206,6 +206,11 @@ def test_tutorial_live_in_jupyterlab(lab):
         cells, run_button = open_in_lab(page, lab, "tutorial.ipynb")
         position = [0]
 
+        def failed(shot: str, what: str) -> AssertionError:
+            "A screenshot, and the failure with the page console's last lines (in the message: CI shows that, not output)."
+            page.screenshot(path=str(shots / shot), full_page=True)
+            return AssertionError(f"{what}\nconsole: {console[-20:]}")
+
         def run_until(text: str, wait: bool = True):
             """Run cells in order up to and including the first code cell whose source contains `text` (that one
             without waiting for it to end, if not `wait`)."""
@@ -251,10 +256,11 @@ def test_tutorial_live_in_jupyterlab(lab):
                 what="the answer of the cell that runs while it trains",
             )
         except AssertionError as e:
-            page.screenshot(path=str(shots / "answer_missing.png"), full_page=True)
             runs = [(r["id"], r["status"], r["global_step"]) for r in RunStore(lab.runs_dir).runs()]
             log = (lab.root / "lab.log").read_text()[-3000:]
-            raise AssertionError(f"{e}\nthe cell said: {said()!r}\nruns: {runs}\nlab log:\n{log}") from None
+            raise failed(
+                "answer_missing.png", f"{e}\nthe cell said: {said()!r}\nruns: {runs}\nlab log:\n{log}"
+            ) from None
 
         chart = page.locator(".wb-live .wb-chart-return .js-plotly-plot")
         points = lambda: chart.evaluate("el => (el.data && el.data[2].x) ? el.data[2].x.length : 0")
@@ -340,8 +346,7 @@ def test_tutorial_live_in_jupyterlab(lab):
         try:
             step_count.wait_for(timeout=90_000)
         except Exception as e:
-            page.screenshot(path=str(shots / "failed_reload.png"), full_page=True)
-            raise AssertionError(f"no dashboard after the reload: {e}\nconsole: {console[-20:]}") from None
+            raise failed("failed_reload.png", f"no dashboard after the reload: {e}") from None
         wait_for(lambda: steps() > before_steps, timeout=60, what="the reloaded dashboard to show the running session")
         wait_for(lambda: points() >= before_points, timeout=30, what="the reloaded charts to hold the whole history")
         page.locator(".wb-live .wb-status-value").get_by_text("running").wait_for(timeout=30_000)
@@ -389,13 +394,11 @@ def test_tutorial_live_in_jupyterlab(lab):
                 lambda: page.locator(".wb-live").count() == 1 and steps() > at, timeout=60, what="the new view to count"
             )
         except AssertionError:  # (seen twice under load: which half failed, an old view left or a still counter?)
-            page.screenshot(path=str(shots / "failed_new_view.png"), full_page=True)
             texts = [t.strip() for t in page.locator(".wb-live .wb-step-count").all_text_contents()]
             runs = [(r["status"], r["global_step"]) for r in RunStore(lab.runs_dir).runs()]
-            raise AssertionError(  # in the message: CI shows the failure's lines, not the captured output
-                f"the new view does not count: {page.locator('.wb-live').count()} views, counters {texts}, "
-                f"at {at}, runs {runs}\nconsole: {console[-20:]}"
-            ) from None
+            views = page.locator(".wb-live").count()
+            raise failed("failed_new_view.png", f"the new view does not count: {views} views, counters {texts}, "
+                                                f"at {at}, runs {runs}") from None  # fmt: skip
         assert (page.locator(".wb-live .wb-alert").text_content() or "").strip() == ""
 
         page.get_by_role("button", name="Stop", exact=True).click()
@@ -405,9 +408,8 @@ def test_tutorial_live_in_jupyterlab(lab):
             )
             page.locator(".wb-live .wb-status-value").get_by_text("stopped").wait_for(timeout=30_000)
         except Exception as e:
-            page.screenshot(path=str(shots / "failed_stop.png"), full_page=True)
             controls = [c["data"] for c in store.events(run_id, "control")]
-            raise AssertionError(f"{e}\ncontrols: {controls}\nconsole: {console[-20:]}") from None
+            raise failed("failed_stop.png", f"{e}\ncontrols: {controls}") from None
 
         # The cell that makes the session, run again: the view above says it shows an older session, and which is newer.
         position[0] = [
